@@ -1,0 +1,95 @@
+//===- Compat.h - LLVM release differences for llvmaccel -------*- C++ -*-===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The one place where llvmaccel absorbs API differences between the LLVM
+/// releases it supports (19 through 22). Pass sources include this header
+/// instead of testing LLVM_VERSION_MAJOR themselves.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef LLVMACCEL_COMPAT_H
+#define LLVMACCEL_COMPAT_H
+
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/Passes/PassBuilder.h"
+
+#if LLVM_VERSION_MAJOR >= 22
+#include "llvm/Plugins/PassPlugin.h"
+#else
+#include "llvm/Passes/PassPlugin.h"
+#endif
+
+#include <functional>
+
+// Debian's LLVM is a release build, where STATISTIC declares a no-op counter.
+// llvmaccel's counters are always kept, so `opt -stats` and the Python
+// package's reports show them with any LLVM build.
+#undef STATISTIC
+#define STATISTIC(VARNAME, DESC)                                               \
+  static llvm::TrackingStatistic VARNAME = {DEBUG_TYPE, #VARNAME, DESC}
+
+namespace llvm {
+namespace accel {
+
+/// A callback for module-level extension points, without the LTO phase
+/// argument that LLVM 20 added to some of them.
+using ModuleEPCallback = std::function<void(ModulePassManager &, OptimizationLevel)>;
+
+/// Registers \p C at the OptimizerLast extension point (the very end of the
+/// default module optimization pipeline, after vectorization).
+inline void registerOptimizerLast(PassBuilder &PB, ModuleEPCallback C) {
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerOptimizerLastEPCallback(
+      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
+        C(MPM, Level);
+      });
+#else
+  PB.registerOptimizerLastEPCallback(C);
+#endif
+}
+
+/// Registers \p C at the OptimizerEarly extension point (before the function
+/// optimization pipeline of the module optimizer).
+inline void registerOptimizerEarly(PassBuilder &PB, ModuleEPCallback C) {
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerOptimizerEarlyEPCallback(
+      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
+        C(MPM, Level);
+      });
+#else
+  PB.registerOptimizerEarlyEPCallback(C);
+#endif
+}
+
+/// Registers \p C at the PipelineEarlySimplification extension point.
+inline void registerEarlySimplification(PassBuilder &PB, ModuleEPCallback C) {
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerPipelineEarlySimplificationEPCallback(
+      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
+        C(MPM, Level);
+      });
+#else
+  PB.registerPipelineEarlySimplificationEPCallback(C);
+#endif
+}
+
+/// The first point in \p BB where a non-PHI instruction may be inserted.
+inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
+#if LLVM_VERSION_MAJOR >= 20
+  return BB.getFirstNonPHIIt();
+#else
+  return BB.getFirstNonPHI()->getIterator();
+#endif
+}
+
+} // namespace accel
+} // namespace llvm
+
+#endif // LLVMACCEL_COMPAT_H

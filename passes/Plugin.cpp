@@ -1,0 +1,236 @@
+//===- Plugin.cpp - The LLVMAccel pass plugin -----------------------------===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Registers every llvmaccel pass (see Passes.def) with the new pass manager:
+/// under its pipeline name, with parameters in angle brackets, and at its
+/// extension point in the default pipelines (chosen by -llvmaccel-auto).
+///
+/// A few C entry points let the llvmaccel Python extension, which loads this
+/// plugin with PassPlugin::Load, read the pass catalog and the last parameter
+/// error without scraping stderr.
+///
+//===----------------------------------------------------------------------===//
+
+#include "AccelPrefetch.h"
+#include "Compat.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+using namespace llvm;
+
+static cl::opt<std::string> AutoPasses(
+    "llvmaccel-auto", cl::init("all"),
+    cl::desc("llvmaccel passes added to the default pipelines: 'all', 'none' "
+             "or a comma-separated list of pass names (environment: "
+             "LLVMACCEL_AUTO, used when this option is not given)"));
+
+namespace {
+
+/// Per-thread record of the last parameter error, for the Python extension.
+thread_local std::string LastPipelineError;
+/// When set, parameter errors are only recorded, not printed.
+bool QuietErrors = false;
+
+void reportPipelineError(Error E) {
+  LastPipelineError = toString(std::move(E));
+  if (!QuietErrors)
+    WithColor::error(errs(), "LLVMAccel") << LastPipelineError << "\n";
+}
+
+/// The -llvmaccel-auto selection, falling back to $LLVMACCEL_AUTO.
+std::string autoSelection() {
+  if (AutoPasses.getNumOccurrences() == 0)
+    if (std::optional<std::string> Env = sys::Process::GetEnv("LLVMACCEL_AUTO"))
+      return *Env;
+  return AutoPasses;
+}
+
+/// Whether the default pipelines should include \p PassName.
+bool isAutoEnabled(StringRef PassName) {
+  std::string Selection = autoSelection();
+  StringRef Sel = StringRef(Selection).trim();
+  if (Sel == "all")
+    return true;
+  if (Sel == "none" || Sel.empty())
+    return false;
+  SmallVector<StringRef, 4> Names;
+  Sel.split(Names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef N : Names)
+    if (N.trim() == PassName)
+      return true;
+  return false;
+}
+
+/// Warns once about names in the -llvmaccel-auto list that are not passes.
+void checkAutoSelection() {
+  static bool Checked = false;
+  if (Checked)
+    return;
+  Checked = true;
+  std::string Selection = autoSelection();
+  StringRef Sel = StringRef(Selection).trim();
+  if (Sel == "all" || Sel == "none" || Sel.empty())
+    return;
+  SmallVector<StringRef, 4> Names;
+  Sel.split(Names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef N : Names) {
+    bool Known = false;
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  Known |= N.trim() == NAME;
+#include "Passes.def"
+    if (!Known)
+      WithColor::warning(errs(), "LLVMAccel")
+          << "-llvmaccel-auto names unknown pass '" << N.trim() << "'\n";
+  }
+}
+
+bool parseFunctionPass(StringRef Name, FunctionPassManager &FPM) {
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  if (PassBuilder::checkParametrizedPassName(Name, NAME)) {                    \
+    auto Params = PassBuilder::parsePassParameters(PARSER, Name, NAME);        \
+    if (!Params) {                                                             \
+      reportPipelineError(Params.takeError());                                 \
+      return false;                                                            \
+    }                                                                          \
+    auto &Opts = *Params;                                                      \
+    FPM.addPass(CREATE_PASS);                                                  \
+    return true;                                                               \
+  }
+#include "Passes.def"
+  return false;
+}
+
+void registerCallbacks(PassBuilder &PB) {
+  PB.registerPipelineParsingCallback(
+      [](StringRef Name, FunctionPassManager &FPM,
+         ArrayRef<PassBuilder::PipelineElement>) {
+        return parseFunctionPass(Name, FPM);
+      });
+
+  // Extension points: each pass joins the default O2/O3 pipelines at the
+  // point named in Passes.def, unless -llvmaccel-auto leaves it out.
+  accel::registerOptimizerLast(
+      PB, [](ModulePassManager &MPM, OptimizationLevel Level) {
+        if (Level.getSpeedupLevel() < 2)
+          return;
+        checkAutoSelection();
+        FunctionPassManager FPM;
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  if (StringRef(EP) == "OptimizerLast" && isAutoEnabled(NAME)) {               \
+    decltype(PARSER(""))::value_type Opts;                                     \
+    FPM.addPass(CREATE_PASS);                                                  \
+  }
+#include "Passes.def"
+        if (!FPM.isEmpty())
+          MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
+      });
+}
+
+/// Appends \p S to \p Out as a JSON string literal.
+void appendJSONString(std::string &Out, StringRef S) {
+  Out += '"';
+  for (char C : S) {
+    if (C == '"' || C == '\\')
+      Out += '\\';
+    Out += C;
+  }
+  Out += '"';
+}
+
+struct PassEntry {
+  StringRef Name, ExtensionPoint, Summary;
+};
+struct ParamEntry {
+  StringRef Pass, Name, Default, Help;
+};
+
+/// The pass catalog of Passes.def as JSON: one object per pass with its
+/// extension point, summary and parameters.
+std::string buildCatalog() {
+  const PassEntry Passes[] = {
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  {NAME, EP, SUMMARY},
+#include "Passes.def"
+  };
+  const ParamEntry Params[] = {
+#define ACCEL_PASS_PARAM(PASS_NAME, PARAM, DEFAULT, HELP)                      \
+  {PASS_NAME, PARAM, DEFAULT, HELP},
+#include "Passes.def"
+  };
+  std::string Out = "[";
+  for (const PassEntry &P : Passes) {
+    if (Out.size() > 1)
+      Out += ",";
+    Out += "{\"name\":";
+    appendJSONString(Out, P.Name);
+    Out += ",\"kind\":\"function\",\"extension_point\":";
+    appendJSONString(Out, P.ExtensionPoint);
+    Out += ",\"summary\":";
+    appendJSONString(Out, P.Summary);
+    Out += ",\"parameters\":[";
+    bool First = true;
+    for (const ParamEntry &Param : Params) {
+      if (Param.Pass != P.Name)
+        continue;
+      Out += First ? "{" : ",{";
+      First = false;
+      Out += "\"name\":";
+      appendJSONString(Out, Param.Name);
+      Out += ",\"default\":";
+      appendJSONString(Out, Param.Default);
+      Out += ",\"help\":";
+      appendJSONString(Out, Param.Help);
+      Out += "}";
+    }
+    Out += "]}";
+  }
+  Out += "]";
+  return Out;
+}
+
+} // namespace
+
+/// The pass catalog as JSON (see Passes.def); valid for the process lifetime.
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT const char *
+llvmaccel_pass_catalog() {
+  static const std::string Catalog = buildCatalog();
+  return Catalog.c_str();
+}
+
+/// Moves the calling thread's last parameter error into \p Buf (at most
+/// \p Size bytes, NUL-terminated) and clears it. Returns the full length.
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT size_t
+llvmaccel_take_pipeline_error(char *Buf, size_t Size) {
+  size_t Len = LastPipelineError.size();
+  if (Buf && Size) {
+    size_t N = std::min(Len, Size - 1);
+    LastPipelineError.copy(Buf, N);
+    Buf[N] = '\0';
+  }
+  LastPipelineError.clear();
+  return Len;
+}
+
+/// With \p Quiet set, parameter errors are recorded but not printed.
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT void
+llvmaccel_set_quiet_errors(int Quiet) {
+  QuietErrors = Quiet != 0;
+}
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "LLVMAccel", LLVMACCEL_VERSION,
+          registerCallbacks};
+}

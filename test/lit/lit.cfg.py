@@ -1,0 +1,45 @@
+"""lit configuration for llvmaccel's FileCheck tests."""
+
+import os
+import platform
+
+import lit.formats
+from lit.llvm.subst import ToolSubst  # noqa: F401  (keeps lit.llvm importable)
+
+config.name = "llvmaccel"
+config.test_format = lit.formats.ShTest(not lit_config.isWindows)
+config.suffixes = [".ll", ".c", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.llvmaccel_obj_root, "out")
+
+tools = config.llvm_tools_dir
+config.environment["PATH"] = os.pathsep.join([tools, config.environment.get("PATH", "")])
+# Pipelines in these tests are explicit: nothing is added behind their back.
+config.environment["LLVMACCEL_AUTO"] = "all"
+
+plugin = config.llvmaccel_plugin
+config.substitutions.append(("%shlibext", os.path.splitext(plugin)[1]))
+config.substitutions.append(("%plugin", plugin))
+config.substitutions.append(("%loadaccel", f"-load-pass-plugin={plugin}"))
+for tool in ("opt", "FileCheck", "not", "count", "llc", "llvm-as", "llvm-dis"):
+    config.substitutions.append((rf"\b{tool}\b(?![-.])", os.path.join(tools, tool)))
+if config.llvmaccel_clang:
+    config.substitutions.append(("%clang", config.llvmaccel_clang))
+    config.available_features.add("clang")
+if config.llvmaccel_lli:
+    config.substitutions.append(("%lli", config.llvmaccel_lli))
+    config.available_features.add("lli")
+config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
+
+config.available_features.add(f"llvm{config.llvm_version_major}")
+if config.llvm_version_major >= 21:
+    config.available_features.add("llvm-ge-21")
+if config.llvm_version_major >= 22:
+    config.available_features.add("llvm-ge-22")
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("host-x86_64")
+
+# GPU runtimes are enabled explicitly on GPU runners (lit --param gpu=cuda,...).
+for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
+    config.available_features.add(f"gpu-{gpu}")
