@@ -18,6 +18,9 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Passes/PassBuilder.h"
 
 #if LLVM_VERSION_MAJOR >= 22
@@ -86,6 +89,36 @@ inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
   return BB.getFirstNonPHIIt();
 #else
   return BB.getFirstNonPHI()->getIterator();
+#endif
+}
+
+/// The module's target triple as text (a Triple object since LLVM 21).
+inline std::string tripleString(const Module &M) {
+#if LLVM_VERSION_MAJOR >= 21
+  return M.getTargetTriple().str();
+#else
+  return M.getTargetTriple();
+#endif
+}
+
+/// Sets the module's target triple.
+inline void setTriple(Module &M, const Triple &T) {
+#if LLVM_VERSION_MAJOR >= 21
+  M.setTargetTriple(T);
+#else
+  M.setTargetTriple(T.str());
+#endif
+}
+
+/// Creates a target machine for \p TT (which takes a Triple since LLVM 21).
+inline TargetMachine *createTargetMachine(const Target &T, const Triple &TT,
+                                          StringRef CPU, StringRef Features) {
+#if LLVM_VERSION_MAJOR >= 21
+  return T.createTargetMachine(TT, CPU, Features, TargetOptions(),
+                               std::nullopt);
+#else
+  return T.createTargetMachine(TT.str(), CPU, Features, TargetOptions(),
+                               std::nullopt);
 #endif
 }
 

@@ -1,0 +1,510 @@
+//===- Core.cpp - LLVM-facing core of the llvmaccel extension -------------===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Core.h"
+
+#include "Compat.h"
+
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <mutex>
+
+using namespace llvm;
+
+namespace llvmaccel {
+
+/// An LLVM module with its own context. Operations on one handle are
+/// serialized by its mutex; different handles are independent.
+class ModuleHandle {
+public:
+  ModuleHandle(std::unique_ptr<LLVMContext> Ctx, std::unique_ptr<Module> M)
+      : Ctx(std::move(Ctx)), M(std::move(M)) {}
+  ~ModuleHandle() {
+    M.reset(); // The module must die before its context.
+  }
+
+  std::mutex Lock;
+  std::unique_ptr<LLVMContext> Ctx;
+  std::unique_ptr<Module> M;
+};
+
+class JITHandle {
+public:
+  std::unique_ptr<orc::LLJIT> JIT;
+  std::vector<FunctionInfo> Functions;
+};
+
+namespace {
+
+std::once_flag InitFlag;
+std::mutex PluginLock;
+std::string PluginPathValue;
+std::optional<PassPlugin> Plugin;
+std::string PluginLoadError;
+/// Statistics are process-wide counters: runs that read them take turns.
+std::mutex StatsLock;
+
+void initializeLLVM() {
+  std::call_once(InitFlag, [] {
+    InitializeAllTargetInfos();
+    InitializeAllTargets();
+    InitializeAllTargetMCs();
+    InitializeAllAsmPrinters();
+    InitializeAllAsmParsers();
+    // Register llvmaccel's counters (and any tracking statistic) without
+    // printing them at exit.
+    EnableStatistics(/*DoPrintOnExit=*/false);
+  });
+}
+
+/// Loads the plugin once. Returns null and sets \p S on failure.
+PassPlugin *getPlugin(Status &S) {
+  std::lock_guard<std::mutex> G(PluginLock);
+  if (Plugin)
+    return &*Plugin;
+  if (PluginPathValue.empty()) {
+    S = Status::error(Status::PipelineError,
+                      "the LLVMAccel plugin path is not set");
+    return nullptr;
+  }
+  Expected<PassPlugin> P = PassPlugin::Load(PluginPathValue);
+  if (!P) {
+    S = Status::error(Status::PipelineError, toString(P.takeError()));
+    return nullptr;
+  }
+  Plugin.emplace(std::move(*P));
+  // Parameter errors come back through llvmaccel_take_pipeline_error, not
+  // on stderr.
+  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
+  if (auto *SetQuiet = reinterpret_cast<void (*)(int)>(
+          Lib.getAddressOfSymbol("llvmaccel_set_quiet_errors")))
+    SetQuiet(1);
+  return &*Plugin;
+}
+
+/// Takes the plugin's message for the last parameter error on this thread.
+std::string readPluginError() {
+  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
+  auto *Take = reinterpret_cast<size_t (*)(char *, size_t)>(
+      Lib.getAddressOfSymbol("llvmaccel_take_pipeline_error"));
+  if (!Take)
+    return "";
+  std::string Buf(4096, '\0');
+  size_t Len = Take(Buf.data(), Buf.size());
+  Buf.resize(std::min(Len, Buf.size() - 1));
+  return Buf;
+}
+
+std::string typeToString(Type *T) {
+  std::string S;
+  raw_string_ostream OS(S);
+  T->print(OS);
+  return S;
+}
+
+FunctionInfo describeFunction(const Function &F) {
+  FunctionInfo Info;
+  Info.Name = F.getName().str();
+  Info.IsDeclaration = F.isDeclaration();
+  Info.ReturnType = typeToString(F.getReturnType());
+  for (Type *T : F.getFunctionType()->params())
+    Info.ParamTypes.push_back(typeToString(T));
+  return Info;
+}
+
+/// Collects optimization remarks from passes matching a filter.
+class RemarkCollector : public DiagnosticHandler {
+public:
+  RemarkCollector(Report &R, const std::string &Filter)
+      : R(R), Filter(Filter) {}
+
+  bool handleDiagnostics(const DiagnosticInfo &DI) override {
+    const auto *OR = dyn_cast<DiagnosticInfoOptimizationBase>(&DI);
+    if (!OR)
+      return false;
+    if (!Filter.match(OR->getPassName()))
+      return true;
+    Remark Rem;
+    Rem.Pass = OR->getPassName().str();
+    if (isa<OptimizationRemark>(DI))
+      Rem.Kind = "passed";
+    else if (isa<OptimizationRemarkMissed>(DI))
+      Rem.Kind = "missed";
+    else
+      Rem.Kind = "analysis";
+    Rem.Function = OR->getFunction().getName().str();
+    Rem.Message = OR->getMsg();
+    if (OR->isLocationAvailable()) {
+      DiagnosticLocation Loc = OR->getLocation();
+      Rem.File = Loc.getRelativePath().str();
+      Rem.Line = Loc.getLine();
+      Rem.Column = Loc.getColumn();
+    }
+    for (const DiagnosticInfoOptimizationBase::Argument &A : OR->getArgs())
+      Rem.Args.emplace_back(A.Key, A.Val);
+    R.Remarks.push_back(std::move(Rem));
+    return true;
+  }
+
+  bool isAnalysisRemarkEnabled(StringRef PassName) const override {
+    return Filter.match(PassName);
+  }
+  bool isMissedOptRemarkEnabled(StringRef PassName) const override {
+    return Filter.match(PassName);
+  }
+  bool isPassedOptRemarkEnabled(StringRef PassName) const override {
+    return Filter.match(PassName);
+  }
+  bool isAnyRemarkEnabled() const override { return true; }
+
+private:
+  Report &R;
+  Regex Filter;
+};
+
+std::map<std::string, uint64_t> snapshotStatistics() {
+  std::map<std::string, uint64_t> Out;
+  for (const auto &[Name, Value] : GetStatistics())
+    Out[Name.str()] = Value;
+  return Out;
+}
+
+/// A target machine for \p Opts.Target, or null when the module has no
+/// triple and none was asked for.
+Status makeTargetMachine(Module &M, const RunOptions &Opts,
+                         std::unique_ptr<TargetMachine> &TM) {
+  if (Opts.Target == "host") {
+    auto JTMB = orc::JITTargetMachineBuilder::detectHost();
+    if (!JTMB)
+      return Status::error(Status::JITError, toString(JTMB.takeError()));
+    JTMB->setCodeGenOptLevel(CodeGenOptLevel::Aggressive);
+    auto HostTM = JTMB->createTargetMachine();
+    if (!HostTM)
+      return Status::error(Status::JITError, toString(HostTM.takeError()));
+    TM = std::move(*HostTM);
+    accel::setTriple(M, TM->getTargetTriple());
+    M.setDataLayout(TM->createDataLayout());
+    return Status();
+  }
+  if (!Opts.Target.empty())
+    return Status::error(Status::PipelineError,
+                         "unknown target '" + Opts.Target +
+                             "' (expected 'host' or nothing)");
+  std::string TripleStr = accel::tripleString(M);
+  if (TripleStr.empty())
+    return Status();
+  std::string Err;
+  const Target *T = TargetRegistry::lookupTarget(TripleStr, Err);
+  if (!T)
+    return Status(); // Like opt: target-independent passes still run.
+  TM.reset(accel::createTargetMachine(*T, Triple(TripleStr), "", ""));
+  return Status();
+}
+
+/// Verifies \p M; on failure returns a VerifyError with \p What in front.
+Status verifyWithMessage(Module &M, const std::string &What) {
+  std::string Msg;
+  raw_string_ostream OS(Msg);
+  if (verifyModule(M, &OS)) {
+    OS.flush();
+    while (!Msg.empty() && Msg.back() == '\n')
+      Msg.pop_back();
+    return Status::error(Status::VerifyError, What + Msg);
+  }
+  return Status();
+}
+
+Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
+                   Report &R) {
+  initializeLLVM();
+  Status S;
+  PassPlugin *P = getPlugin(S);
+  if (!P)
+    return S;
+
+  S = verifyWithMessage(M, "input module is invalid: ");
+  if (!S.ok())
+    return S;
+
+  std::unique_ptr<TargetMachine> TM;
+  S = makeTargetMachine(M, Opts, TM);
+  if (!S.ok())
+    return S;
+
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+  PassInstrumentationCallbacks PIC;
+
+  // verify_each: check the module after every pass; after the first failure,
+  // skip the remaining optional passes and report which pass broke it.
+  std::string BrokenBy;
+  std::string BrokenMsg;
+  if (Opts.VerifyEach) {
+    PIC.registerAfterPassCallback(
+        [&](StringRef PassID, Any IR, const PreservedAnalyses &) {
+          if (!BrokenBy.empty())
+            return;
+          std::string Msg;
+          raw_string_ostream OS(Msg);
+          if (verifyModule(M, &OS)) {
+            BrokenBy = PassID.str();
+            BrokenMsg = Msg;
+          }
+        });
+    PIC.registerShouldRunOptionalPassCallback(
+        [&](StringRef, Any) { return BrokenBy.empty(); });
+  }
+
+  PipelineTuningOptions PTO;
+  PassBuilder PB(TM.get(), PTO, std::nullopt, &PIC);
+  P->registerPassBuilderCallbacks(PB);
+  if (TM)
+    FAM.registerPass([&] { return TM->getTargetIRAnalysis(); });
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+
+  ModulePassManager MPM;
+  readPluginError(); // Drop anything stale on this thread.
+  if (Error E = PB.parsePassPipeline(MPM, Opts.Pipeline)) {
+    std::string LLVMMsg = toString(std::move(E));
+    std::string PluginMsg = readPluginError();
+    return Status::error(Status::PipelineError,
+                         PluginMsg.empty() ? LLVMMsg : PluginMsg);
+  }
+
+  Ctx.setDiagnosticHandler(
+      std::make_unique<RemarkCollector>(R, Opts.RemarkFilter));
+
+  {
+    std::lock_guard<std::mutex> G(StatsLock);
+    auto Before = snapshotStatistics();
+    MPM.run(M, MAM);
+    for (const auto &[Name, Value] : snapshotStatistics()) {
+      uint64_t Old = Before.count(Name) ? Before[Name] : 0;
+      if (Value > Old)
+        R.Statistics[Name] = Value - Old;
+    }
+  }
+  Ctx.setDiagnosticHandler(std::make_unique<DiagnosticHandler>());
+
+  if (!BrokenBy.empty()) {
+    while (!BrokenMsg.empty() && BrokenMsg.back() == '\n')
+      BrokenMsg.pop_back();
+    return Status::error(Status::VerifyError,
+                         "module is invalid after " + BrokenBy + ": " +
+                             BrokenMsg);
+  }
+  return Status();
+}
+
+Status parseInto(MemoryBufferRef Buf, std::shared_ptr<ModuleHandle> &Out) {
+  auto Ctx = std::make_unique<LLVMContext>();
+  SMDiagnostic Diag;
+  std::unique_ptr<Module> M = parseIR(Buf, Diag, *Ctx);
+  if (!M) {
+    Status S = Status::error(Status::ParseError, Diag.getMessage().str());
+    S.Line = Diag.getLineNo();
+    S.Column = Diag.getColumnNo() + 1;
+    return S;
+  }
+  Out = std::make_shared<ModuleHandle>(std::move(Ctx), std::move(M));
+  return Status();
+}
+
+} // namespace
+
+void setPluginPath(const std::string &Path) {
+  std::lock_guard<std::mutex> G(PluginLock);
+  PluginPathValue = Path;
+}
+
+std::string pluginPath() {
+  std::lock_guard<std::mutex> G(PluginLock);
+  return PluginPathValue;
+}
+
+Status passCatalog(std::string &Out) {
+  initializeLLVM();
+  Status S;
+  if (!getPlugin(S))
+    return S;
+  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
+  auto *Catalog = reinterpret_cast<const char *(*)()>(
+      Lib.getAddressOfSymbol("llvmaccel_pass_catalog"));
+  if (!Catalog)
+    return Status::error(Status::PipelineError,
+                         "the plugin has no llvmaccel_pass_catalog");
+  Out = Catalog();
+  return Status();
+}
+
+std::string llvmVersion() { return LLVM_VERSION_STRING; }
+std::string hostTriple() { return sys::getProcessTriple(); }
+std::string hostCPU() { return sys::getHostCPUName().str(); }
+
+Status parseIR(const std::string &Buffer, const std::string &Name,
+               std::shared_ptr<ModuleHandle> &Out) {
+  initializeLLVM();
+  return parseInto(MemoryBufferRef(Buffer, Name), Out);
+}
+
+Status loadModule(const std::string &Path,
+                  std::shared_ptr<ModuleHandle> &Out) {
+  initializeLLVM();
+  auto Buf = MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return Status::error(Status::IOError,
+                         "cannot read '" + Path + "': " +
+                             Buf.getError().message());
+  return parseInto((*Buf)->getMemBufferRef(), Out);
+}
+
+std::string printModule(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  std::string S;
+  raw_string_ostream OS(S);
+  H.M->print(OS, nullptr);
+  return S;
+}
+
+std::string moduleBitcode(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  std::string S;
+  raw_string_ostream OS(S);
+  WriteBitcodeToFile(*H.M, OS);
+  OS.flush();
+  return S;
+}
+
+std::string moduleName(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  return H.M->getModuleIdentifier();
+}
+
+std::string moduleTriple(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  return accel::tripleString(*H.M);
+}
+
+Status verifyModule(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  return verifyWithMessage(*H.M, "");
+}
+
+std::vector<FunctionInfo> moduleFunctions(ModuleHandle &H) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  std::vector<FunctionInfo> Out;
+  for (const Function &F : *H.M)
+    Out.push_back(describeFunction(F));
+  return Out;
+}
+
+std::shared_ptr<ModuleHandle> cloneModule(ModuleHandle &H) {
+  std::string BC = moduleBitcode(H);
+  std::shared_ptr<ModuleHandle> Out;
+  parseInto(MemoryBufferRef(BC, moduleName(H)), Out);
+  return Out;
+}
+
+Status runPasses(ModuleHandle &H, const RunOptions &Opts, Report &R) {
+  std::lock_guard<std::mutex> G(H.Lock);
+  return runPipeline(*H.M, *H.Ctx, Opts, R);
+}
+
+Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
+                  std::shared_ptr<JITHandle> &Out) {
+  initializeLLVM();
+  // The JIT owns its module and context: compile a private copy.
+  std::string BC = moduleBitcode(H);
+  auto Ctx = std::make_unique<LLVMContext>();
+  Expected<std::unique_ptr<Module>> M =
+      parseBitcodeFile(MemoryBufferRef(BC, "jit"), *Ctx);
+  if (!M)
+    return Status::error(Status::JITError, toString(M.takeError()));
+
+  RunOptions HostOpts = Opts;
+  HostOpts.Target = "host";
+  Status S = runPipeline(**M, *Ctx, HostOpts, R);
+  if (!S.ok())
+    return S;
+
+  auto J = std::make_shared<JITHandle>();
+  for (const Function &F : **M)
+    if (!F.isDeclaration())
+      J->Functions.push_back(describeFunction(F));
+
+  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return Status::error(Status::JITError, toString(JTMB.takeError()));
+  JTMB->setCodeGenOptLevel(CodeGenOptLevel::Aggressive);
+  auto JIT = orc::LLJITBuilder().setJITTargetMachineBuilder(*JTMB).create();
+  if (!JIT)
+    return Status::error(Status::JITError, toString(JIT.takeError()));
+  // Resolve libc/libm (expf, memcpy, ...) from the Python process.
+  auto Gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*JIT)->getDataLayout().getGlobalPrefix());
+  if (!Gen)
+    return Status::error(Status::JITError, toString(Gen.takeError()));
+  (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+
+  orc::ThreadSafeModule TSM(std::move(*M),
+                            orc::ThreadSafeContext(std::move(Ctx)));
+  if (Error E = (*JIT)->addIRModule(std::move(TSM)))
+    return Status::error(Status::JITError, toString(std::move(E)));
+  J->JIT = std::move(*JIT);
+  Out = std::move(J);
+  return Status();
+}
+
+Status jitLookup(JITHandle &J, const std::string &Name, uint64_t &Address) {
+  auto Sym = J.JIT->lookup(Name);
+  if (!Sym)
+    return Status::error(Status::JITError, toString(Sym.takeError()));
+  Address = Sym->getValue();
+  return Status();
+}
+
+Status jitFunctionInfo(JITHandle &J, const std::string &Name,
+                       FunctionInfo &Out) {
+  for (const FunctionInfo &F : J.Functions)
+    if (F.Name == Name) {
+      Out = F;
+      return Status();
+    }
+  return Status::error(Status::JITError,
+                       "no function named '" + Name + "' in the module");
+}
+
+} // namespace llvmaccel

@@ -1,0 +1,117 @@
+//===- Core.h - LLVM-facing core of the llvmaccel extension ----*- C++ -*-===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The part of the Python extension that talks to LLVM. It is compiled like
+/// LLVM itself (no RTTI, no exceptions) and exposes only standard C++ types,
+/// so the pybind11 layer (Module.cpp, with RTTI and exceptions) never sees an
+/// LLVM class. Failures are reported through Status, never by aborting.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef LLVMACCEL_BINDINGS_CORE_H
+#define LLVMACCEL_BINDINGS_CORE_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llvmaccel {
+
+/// Outcome of a core operation. Kind names the Python exception to raise.
+struct Status {
+  enum Kind { Ok, ParseError, PipelineError, VerifyError, JITError, IOError };
+  Kind K = Ok;
+  std::string Message;
+  int Line = 0;   ///< 1-based, for ParseError.
+  int Column = 0; ///< 1-based, for ParseError.
+
+  bool ok() const { return K == Ok; }
+  static Status error(Kind K, std::string Msg) {
+    Status S;
+    S.K = K;
+    S.Message = std::move(Msg);
+    return S;
+  }
+};
+
+struct FunctionInfo {
+  std::string Name;
+  bool IsDeclaration = false;
+  std::string ReturnType;
+  std::vector<std::string> ParamTypes;
+};
+
+struct Remark {
+  std::string Pass;
+  std::string Kind; ///< "passed", "missed" or "analysis".
+  std::string Function;
+  std::string Message;
+  std::string File;
+  unsigned Line = 0;
+  unsigned Column = 0;
+  std::vector<std::pair<std::string, std::string>> Args;
+};
+
+struct Report {
+  std::vector<Remark> Remarks;
+  /// "pass.Counter" -> increase during the run.
+  std::map<std::string, uint64_t> Statistics;
+};
+
+/// Options for running a pipeline.
+struct RunOptions {
+  std::string Pipeline;
+  bool VerifyEach = false;
+  /// Regular expression selecting the passes whose remarks are collected.
+  std::string RemarkFilter = "accel-.*";
+  /// "": use the module's triple (no target if it has none); "host": compile
+  /// for this machine (triple, CPU and features), updating the module.
+  std::string Target;
+};
+
+class ModuleHandle;
+class JITHandle;
+
+/// Records where the plugin lives; it is loaded on first use.
+void setPluginPath(const std::string &Path);
+std::string pluginPath();
+/// The plugin's pass catalog (JSON), loading the plugin if needed.
+Status passCatalog(std::string &Out);
+
+std::string llvmVersion();
+std::string hostTriple();
+std::string hostCPU();
+
+Status parseIR(const std::string &Buffer, const std::string &Name,
+               std::shared_ptr<ModuleHandle> &Out);
+Status loadModule(const std::string &Path, std::shared_ptr<ModuleHandle> &Out);
+
+std::string printModule(ModuleHandle &M);
+std::string moduleBitcode(ModuleHandle &M);
+std::string moduleName(ModuleHandle &M);
+std::string moduleTriple(ModuleHandle &M);
+Status verifyModule(ModuleHandle &M);
+std::vector<FunctionInfo> moduleFunctions(ModuleHandle &M);
+std::shared_ptr<ModuleHandle> cloneModule(ModuleHandle &M);
+
+/// Runs a textual new-PM pipeline over \p M in place.
+Status runPasses(ModuleHandle &M, const RunOptions &Opts, Report &R);
+
+/// Compiles a copy of \p M for the host, after running \p Opts.Pipeline.
+Status jitCompile(ModuleHandle &M, const RunOptions &Opts, Report &R,
+                  std::shared_ptr<JITHandle> &Out);
+Status jitLookup(JITHandle &J, const std::string &Name, uint64_t &Address);
+/// Signature of a function in the JIT-compiled module.
+Status jitFunctionInfo(JITHandle &J, const std::string &Name,
+                       FunctionInfo &Out);
+
+} // namespace llvmaccel
+
+#endif // LLVMACCEL_BINDINGS_CORE_H
