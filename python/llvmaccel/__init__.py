@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import jit
 from .errors import IRParseError, JITError, LLVMAccelError, PipelineError, VerifyError
 from .ir import Function, Module, load_module, parse_ir
-from .passes import (
+from .pipeline import (
     PassInfo,
     PassParameter,
     Remark,

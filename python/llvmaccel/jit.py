@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 from ._native import core
 from .ir import Function, Module, parse_ir
-from .passes import Report
+from .pipeline import AutoPasses, Report, _auto_selection
 
 __all__ = ["CompiledModule", "Kernel", "compile"]
 
@@ -175,19 +175,21 @@ def compile(
     pipeline: str = "default<O3>",
     *,
     remarks: str = "accel-.*",
+    auto: Optional[AutoPasses] = None,
 ) -> CompiledModule:
     """Optimizes a copy of ``module`` for this machine and JIT-compiles it.
 
     Args:
         module: A Module, or IR text/bitcode to parse.
         pipeline: The optimization pipeline (``"default<O3>"`` includes the
-            llvmaccel passes at their extension points; ``"default<O3>"`` with
-            ``LLVMACCEL_AUTO=none`` in the environment leaves them out).
+            llvmaccel passes at their extension points, see ``auto``).
         remarks: Regular expression of the passes whose remarks are kept.
+        auto: Which llvmaccel passes join the default pipelines (``"all"``,
+            ``"none"`` or a list of names; ``None``: ``$LLVMACCEL_AUTO``, default all).
 
     The module itself is not changed.
     """
     if not isinstance(module, Module):
         module = parse_ir(module)
-    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks)
+    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto))
     return CompiledModule(ref, Report._from_native(raw_report), pipeline)

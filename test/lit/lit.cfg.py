@@ -4,7 +4,6 @@ import os
 import platform
 
 import lit.formats
-from lit.llvm.subst import ToolSubst  # noqa: F401  (keeps lit.llvm importable)
 
 config.name = "llvmaccel"
 config.test_format = lit.formats.ShTest(not lit_config.isWindows)

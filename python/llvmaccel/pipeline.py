@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Union
 
 from ._native import PLUGIN_PATH, core
+from .errors import PipelineError
 from .ir import Module
+
+AutoPasses = Union[str, "list[str]", "tuple[str, ...]"]
 
 __all__ = [
     "PassInfo",
@@ -107,6 +110,7 @@ def run_passes(
     *,
     remarks: str = "accel-.*",
     target: Optional[str] = None,
+    auto: Optional[AutoPasses] = None,
 ) -> Report:
     """Runs a new-pass-manager pipeline over ``module``, changing it in place.
 
@@ -121,14 +125,36 @@ def run_passes(
             collected (``".*"`` for every pass).
         target: ``None`` to use the module's own triple, or ``"host"`` to
             optimize for this machine (sets the module's triple and layout).
+        auto: Which llvmaccel passes join the default pipelines
+            (``default<O2>``, ``default<O3>``): ``"all"``, ``"none"`` or a list
+            of pass names. ``None`` leaves it to ``$LLVMACCEL_AUTO`` (default all).
 
     Raises:
         PipelineError: unknown pass or bad parameter.
         VerifyError: the input, or with ``verify_each`` an intermediate
             result, fails the verifier.
     """
-    raw = core.run_passes(module._ref, pipeline, verify_each, remarks, target or "")
+    raw = core.run_passes(
+        module._ref, pipeline, verify_each, remarks, target or "", _auto_selection(auto)
+    )
     return Report._from_native(raw)
+
+
+def _auto_selection(auto: Optional[AutoPasses]) -> str:
+    """The -llvmaccel-auto text for ``auto`` ("" for the default)."""
+    if auto is None:
+        return ""
+    if isinstance(auto, str):
+        names = [auto]
+    else:
+        names = list(auto)
+    known = {p.name for p in passes()}
+    for name in names:
+        if name not in known and name not in ("all", "none"):
+            raise PipelineError(
+                f"unknown llvmaccel pass {name!r} in auto (known: {', '.join(sorted(known))})"
+            )
+    return ",".join(names) if names else "none"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,11 @@
+; Parameters survive a round trip through -print-pipeline-passes; options not
+; given stay unset (the target's defaults apply).
+; RUN: opt %loadaccel -passes=accel-prefetch -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=DEFAULT
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=24;cache-line=128;no-indirect;writes>' -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=GIVEN
+
+; DEFAULT: function(accel-prefetch<max-lines=8;indirect;strided;no-writes>)
+; GIVEN: function(accel-prefetch<distance=24;cache-line=128;max-lines=8;no-indirect;strided;writes>)
+
+define void @f() {
+  ret void
+}
