@@ -109,6 +109,14 @@ PassPlugin *getPlugin(Status &S) {
   return &*Plugin;
 }
 
+/// Sets (or with null, clears) this thread's -llvmaccel-auto override.
+void setPluginAutoOverride(const char *Selection) {
+  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
+  if (auto *Set = reinterpret_cast<void (*)(const char *)>(
+          Lib.getAddressOfSymbol("llvmaccel_set_auto_override")))
+    Set(Selection);
+}
+
 /// Takes the plugin's message for the last parameter error on this thread.
 std::string readPluginError() {
   auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
@@ -297,7 +305,11 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
 
   ModulePassManager MPM;
   readPluginError(); // Drop anything stale on this thread.
-  if (Error E = PB.parsePassPipeline(MPM, Opts.Pipeline)) {
+  // Extension-point callbacks run while the pipeline text is parsed.
+  setPluginAutoOverride(Opts.Auto.empty() ? nullptr : Opts.Auto.c_str());
+  Error ParseErr = PB.parsePassPipeline(MPM, Opts.Pipeline);
+  setPluginAutoOverride(nullptr);
+  if (Error E = std::move(ParseErr)) {
     std::string LLVMMsg = toString(std::move(E));
     std::string PluginMsg = readPluginError();
     return Status::error(Status::PipelineError,
@@ -322,9 +334,8 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
   if (!BrokenBy.empty()) {
     while (!BrokenMsg.empty() && BrokenMsg.back() == '\n')
       BrokenMsg.pop_back();
-    return Status::error(Status::VerifyError,
-                         "module is invalid after " + BrokenBy + ": " +
-                             BrokenMsg);
+    return Status::error(Status::VerifyError, "module is invalid after " +
+                                                  BrokenBy + ": " + BrokenMsg);
   }
   return Status();
 }
@@ -380,14 +391,12 @@ Status parseIR(const std::string &Buffer, const std::string &Name,
   return parseInto(MemoryBufferRef(Buffer, Name), Out);
 }
 
-Status loadModule(const std::string &Path,
-                  std::shared_ptr<ModuleHandle> &Out) {
+Status loadModule(const std::string &Path, std::shared_ptr<ModuleHandle> &Out) {
   initializeLLVM();
   auto Buf = MemoryBuffer::getFile(Path);
   if (!Buf)
-    return Status::error(Status::IOError,
-                         "cannot read '" + Path + "': " +
-                             Buf.getError().message());
+    return Status::error(Status::IOError, "cannot read '" + Path +
+                                              "': " + Buf.getError().message());
   return parseInto((*Buf)->getMemBufferRef(), Out);
 }
 

@@ -71,6 +71,9 @@ struct RunOptions {
   bool VerifyEach = false;
   /// Regular expression selecting the passes whose remarks are collected.
   std::string RemarkFilter = "accel-.*";
+  /// Which llvmaccel passes join the default pipelines: "all", "none" or a
+  /// comma-separated list; "" leaves it to -llvmaccel-auto / LLVMACCEL_AUTO.
+  std::string Auto;
   /// "": use the module's triple (no target if it has none); "host": compile
   /// for this machine (triple, CPU and features), updating the module.
   std::string Target;

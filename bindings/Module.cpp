@@ -95,8 +95,9 @@ py::dict reportDict(const Report &R) {
 
 RunOptions runOptions(const std::string &Pipeline, bool VerifyEach,
                       const std::string &RemarkFilter,
-                      const std::string &Target) {
+                      const std::string &Target, const std::string &Auto) {
   RunOptions O;
+  O.Auto = Auto;
   O.Pipeline = Pipeline;
   O.VerifyEach = VerifyEach;
   O.RemarkFilter = RemarkFilter;
@@ -129,24 +130,28 @@ PYBIND11_MODULE(_core, m) {
   m.def("host_cpu", &hostCPU);
 
   py::class_<PyModuleRef>(m, "ModuleRef")
-      .def("print", [](PyModuleRef &R) {
-        std::string S;
-        {
-          py::gil_scoped_release NoGIL;
-          S = printModule(*R.H);
-        }
-        return S;
-      })
-      .def("bitcode", [](PyModuleRef &R) {
-        std::string S;
-        {
-          py::gil_scoped_release NoGIL;
-          S = moduleBitcode(*R.H);
-        }
-        return py::bytes(S);
-      })
-      .def_property_readonly("name", [](PyModuleRef &R) { return moduleName(*R.H); })
-      .def_property_readonly("triple", [](PyModuleRef &R) { return moduleTriple(*R.H); })
+      .def("print",
+           [](PyModuleRef &R) {
+             std::string S;
+             {
+               py::gil_scoped_release NoGIL;
+               S = printModule(*R.H);
+             }
+             return S;
+           })
+      .def("bitcode",
+           [](PyModuleRef &R) {
+             std::string S;
+             {
+               py::gil_scoped_release NoGIL;
+               S = moduleBitcode(*R.H);
+             }
+             return py::bytes(S);
+           })
+      .def_property_readonly("name",
+                             [](PyModuleRef &R) { return moduleName(*R.H); })
+      .def_property_readonly("triple",
+                             [](PyModuleRef &R) { return moduleTriple(*R.H); })
       .def("verify", [](PyModuleRef &R) { check(verifyModule(*R.H)); })
       .def("functions",
            [](PyModuleRef &R) {
@@ -155,7 +160,8 @@ PYBIND11_MODULE(_core, m) {
                Out.append(functionTuple(F));
              return Out;
            })
-      .def("clone", [](PyModuleRef &R) { return PyModuleRef{cloneModule(*R.H)}; });
+      .def("clone",
+           [](PyModuleRef &R) { return PyModuleRef{cloneModule(*R.H)}; });
 
   py::class_<PyJITRef>(m, "JITRef")
       .def("lookup",
@@ -205,33 +211,37 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "run_passes",
       [](PyModuleRef &M, const std::string &Pipeline, bool VerifyEach,
-         const std::string &RemarkFilter, const std::string &Target) {
+         const std::string &RemarkFilter, const std::string &Target,
+         const std::string &Auto) {
         Report R;
         Status S;
         {
           py::gil_scoped_release NoGIL;
-          S = runPasses(*M.H, runOptions(Pipeline, VerifyEach, RemarkFilter, Target),
-                        R);
+          S = runPasses(
+              *M.H,
+              runOptions(Pipeline, VerifyEach, RemarkFilter, Target, Auto), R);
         }
         check(S);
         return reportDict(R);
       },
       py::arg("module"), py::arg("pipeline"), py::arg("verify_each"),
-      py::arg("remark_filter"), py::arg("target"));
+      py::arg("remark_filter"), py::arg("target"), py::arg("auto_passes"));
   m.def(
       "jit_compile",
       [](PyModuleRef &M, const std::string &Pipeline,
-         const std::string &RemarkFilter) {
+         const std::string &RemarkFilter, const std::string &Auto) {
         Report R;
         std::shared_ptr<JITHandle> J;
         Status S;
         {
           py::gil_scoped_release NoGIL;
-          S = jitCompile(*M.H, runOptions(Pipeline, false, RemarkFilter, "host"),
-                         R, J);
+          S = jitCompile(
+              *M.H, runOptions(Pipeline, false, RemarkFilter, "host", Auto), R,
+              J);
         }
         check(S);
         return py::make_tuple(PyJITRef{J}, reportDict(R));
       },
-      py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"));
+      py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"),
+      py::arg("auto_passes"));
 }

@@ -1,4 +1,5 @@
-//===- AccelPrefetch.h - Prefetch for indirect and strided loads -*- C++ -*-===//
+//===- AccelPrefetch.h - Prefetch for indirect and strided loads -*- C++
+//-*-===//
 //
 // Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
 //

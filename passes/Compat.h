@@ -20,8 +20,9 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
+#include "llvm/Target/TargetMachine.h"
 
 #if LLVM_VERSION_MAJOR >= 22
 #include "llvm/Plugins/PassPlugin.h"
@@ -30,6 +31,7 @@
 #endif
 
 #include <functional>
+#include <memory>
 
 // Debian's LLVM is a release build, where STATISTIC declares a no-op counter.
 // llvmaccel's counters are always kept, so `opt -stats` and the Python
@@ -43,7 +45,8 @@ namespace accel {
 
 /// A callback for module-level extension points, without the LTO phase
 /// argument that LLVM 20 added to some of them.
-using ModuleEPCallback = std::function<void(ModulePassManager &, OptimizationLevel)>;
+using ModuleEPCallback =
+    std::function<void(ModulePassManager &, OptimizationLevel)>;
 
 /// Registers \p C at the OptimizerLast extension point (the very end of the
 /// default module optimization pipeline, after vectorization).
@@ -119,6 +122,18 @@ inline TargetMachine *createTargetMachine(const Target &T, const Triple &TT,
 #else
   return T.createTargetMachine(TT.str(), CPU, Features, TargetOptions(),
                                std::nullopt);
+#endif
+}
+
+/// A SCEVExpander named \p Name. LLVM 22 takes the DataLayout from
+/// ScalarEvolution instead of a constructor argument.
+inline std::unique_ptr<SCEVExpander>
+createSCEVExpander(ScalarEvolution &SE, const DataLayout &DL, const char *Name) {
+#if LLVM_VERSION_MAJOR >= 22
+  (void)DL;
+  return std::make_unique<SCEVExpander>(SE, Name);
+#else
+  return std::make_unique<SCEVExpander>(SE, DL, Name);
 #endif
 }
 

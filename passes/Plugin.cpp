@@ -18,12 +18,18 @@
 #include "AccelPrefetch.h"
 #include "Compat.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <optional>
@@ -43,6 +49,9 @@ namespace {
 thread_local std::string LastPipelineError;
 /// When set, parameter errors are only recorded, not printed.
 bool QuietErrors = false;
+/// A per-thread -llvmaccel-auto value set by the Python extension, so that
+/// pipelines built on different threads may choose differently.
+thread_local std::optional<std::string> AutoOverride;
 
 void reportPipelineError(Error E) {
   LastPipelineError = toString(std::move(E));
@@ -52,6 +61,8 @@ void reportPipelineError(Error E) {
 
 /// The -llvmaccel-auto selection, falling back to $LLVMACCEL_AUTO.
 std::string autoSelection() {
+  if (AutoOverride)
+    return *AutoOverride;
   if (AutoPasses.getNumOccurrences() == 0)
     if (std::optional<std::string> Env = sys::Process::GetEnv("LLVMACCEL_AUTO"))
       return *Env;
@@ -74,6 +85,31 @@ bool isAutoEnabled(StringRef PassName) {
   return false;
 }
 
+struct PassEntry {
+  StringRef Name, ExtensionPoint, Summary;
+};
+struct ParamEntry {
+  StringRef Pass, Name, Default, Help;
+};
+
+ArrayRef<PassEntry> allPasses() {
+  static const PassEntry Passes[] = {
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  {NAME, EP, SUMMARY},
+#include "Passes.def"
+  };
+  return Passes;
+}
+
+ArrayRef<ParamEntry> allParams() {
+  static const ParamEntry Params[] = {
+#define ACCEL_PASS_PARAM(PASS_NAME, PARAM, DEFAULT, HELP)                      \
+  {PASS_NAME, PARAM, DEFAULT, HELP},
+#include "Passes.def"
+  };
+  return Params;
+}
+
 /// Warns once about names in the -llvmaccel-auto list that are not passes.
 void checkAutoSelection() {
   static bool Checked = false;
@@ -87,10 +123,8 @@ void checkAutoSelection() {
   SmallVector<StringRef, 4> Names;
   Sel.split(Names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef N : Names) {
-    bool Known = false;
-#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
-  Known |= N.trim() == NAME;
-#include "Passes.def"
+    bool Known = any_of(allPasses(),
+                        [&](const PassEntry &P) { return P.Name == N.trim(); });
     if (!Known)
       WithColor::warning(errs(), "LLVMAccel")
           << "-llvmaccel-auto names unknown pass '" << N.trim() << "'\n";
@@ -150,28 +184,11 @@ void appendJSONString(std::string &Out, StringRef S) {
   Out += '"';
 }
 
-struct PassEntry {
-  StringRef Name, ExtensionPoint, Summary;
-};
-struct ParamEntry {
-  StringRef Pass, Name, Default, Help;
-};
-
 /// The pass catalog of Passes.def as JSON: one object per pass with its
 /// extension point, summary and parameters.
 std::string buildCatalog() {
-  const PassEntry Passes[] = {
-#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
-  {NAME, EP, SUMMARY},
-#include "Passes.def"
-  };
-  const ParamEntry Params[] = {
-#define ACCEL_PASS_PARAM(PASS_NAME, PARAM, DEFAULT, HELP)                      \
-  {PASS_NAME, PARAM, DEFAULT, HELP},
-#include "Passes.def"
-  };
   std::string Out = "[";
-  for (const PassEntry &P : Passes) {
+  for (const PassEntry &P : allPasses()) {
     if (Out.size() > 1)
       Out += ",";
     Out += "{\"name\":";
@@ -182,7 +199,7 @@ std::string buildCatalog() {
     appendJSONString(Out, P.Summary);
     Out += ",\"parameters\":[";
     bool First = true;
-    for (const ParamEntry &Param : Params) {
+    for (const ParamEntry &Param : allParams()) {
       if (Param.Pass != P.Name)
         continue;
       Out += First ? "{" : ",{";
@@ -199,6 +216,53 @@ std::string buildCatalog() {
   }
   Out += "]";
   return Out;
+}
+
+/// Lists the llvmaccel passes the way `opt -print-passes` lists LLVM's own.
+void printAccelPasses(raw_ostream &OS) {
+  OS << "LLVMAccel function passes with params:\n";
+  for (const PassEntry &P : allPasses()) {
+    OS << "  " << P.Name << "<";
+    ListSeparator LS(";");
+    for (const ParamEntry &Param : allParams())
+      if (Param.Pass == P.Name)
+        OS << LS << Param.Name;
+    OS << ">\n";
+  }
+}
+
+/// Makes dlclose leave this plugin mapped (RTLD_NODELETE).
+bool pinPluginInMemory() {
+#if defined(__unix__) || defined(__APPLE__)
+  Dl_info Info;
+  if (!dladdr(reinterpret_cast<void *>(&printAccelPasses), &Info) ||
+      !Info.dli_fname)
+    return false;
+  return dlopen(Info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#else
+  return false;
+#endif
+}
+
+/// opt builds the list for -print-passes from LLVM's own registry alone, with
+/// no hook for plugins. When this plugin is loaded into opt (which parses
+/// -load-pass-plugin before the options after it), print our passes as
+/// -print-passes is seen, just before opt prints its own.
+void hookPrintPasses() {
+  auto &Options = cl::getRegisteredOptions();
+  auto It = Options.find("print-passes");
+  if (It == Options.end())
+    return;
+  // The callback lives in opt's option until opt's static destructors run,
+  // after LLVM has closed the plugin's handle: keep our code mapped.
+  if (!pinPluginInMemory())
+    return;
+  // In opt this is `static cl::opt<bool> PrintPasses("print-passes", ...)`.
+  auto *PrintPasses = static_cast<cl::opt<bool> *>(It->second);
+  PrintPasses->setCallback([](const bool &On) {
+    if (On)
+      printAccelPasses(outs());
+  });
 }
 
 } // namespace
@@ -224,6 +288,16 @@ llvmaccel_take_pipeline_error(char *Buf, size_t Size) {
   return Len;
 }
 
+/// Sets this thread's -llvmaccel-auto value for the pipelines it builds next
+/// (null: back to the option and the environment).
+extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT void
+llvmaccel_set_auto_override(const char *Selection) {
+  if (Selection)
+    AutoOverride = Selection;
+  else
+    AutoOverride.reset();
+}
+
 /// With \p Quiet set, parameter errors are recorded but not printed.
 extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT void
 llvmaccel_set_quiet_errors(int Quiet) {
@@ -231,6 +305,8 @@ llvmaccel_set_quiet_errors(int Quiet) {
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  static bool Hooked = (hookPrintPasses(), true);
+  (void)Hooked;
   return {LLVM_PLUGIN_API_VERSION, "LLVMAccel", LLVMACCEL_VERSION,
           registerCallbacks};
 }
