@@ -6,8 +6,8 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from . import pipeline as _passes
 from .errors import IRParseError, LLVMAccelError
@@ -121,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``llvmaccel`` console script."""
     args = _parser().parse_args(argv)
     if getattr(args, "auto", None) and "," in args.auto:

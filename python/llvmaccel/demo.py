@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -118,7 +118,7 @@ def run_kernel(kernel: DemoKernel, quick: bool, runs: int) -> DemoResult:
     base_fn(*args)
     expected = [out.copy() for out in outputs]
     accel_fn(*args)
-    match = all(np.array_equal(e, o) for e, o in zip(expected, outputs))
+    match = all(np.array_equal(e, o) for e, o in zip(expected, outputs, strict=False))
 
     times: dict[str, list[float]] = {"base": [], "accel": []}
     for _ in range(runs):  # interleaved, so drift hits both variants alike
@@ -143,7 +143,8 @@ def run_kernel(kernel: DemoKernel, quick: bool, runs: int) -> DemoResult:
 def format_table(results: Sequence[DemoResult]) -> str:
     """The demo table in Markdown."""
     lines = [
-        "| kernel | passes fired | remarks (passed/missed) | O3 ms | O3+accel ms | speedup | same result |",
+        "| kernel | passes fired | remarks (passed/missed) | O3 ms | O3+accel ms | speedup "
+        "| same result |",
         "|---|---|---|---:|---:|---:|---|",
     ]
     for r in results:
@@ -155,8 +156,8 @@ def format_table(results: Sequence[DemoResult]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(quick: bool = False, runs: Optional[int] = None,
-             kernels: Optional[Sequence[str]] = None) -> int:
+def run_demo(quick: bool = False, runs: int | None = None,
+             kernels: Sequence[str] | None = None) -> int:
     """Runs the demo and prints its table; returns a process exit code."""
     runs = runs or (3 if quick else 7)
     chosen = [k for k in KERNELS if not kernels or k.name in kernels]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Union
 
 from ._native import core
 
@@ -86,7 +85,7 @@ class Module:
         return Module(self._ref.clone())
 
 
-def parse_ir(source: Union[str, bytes], name: str = "<string>") -> Module:
+def parse_ir(source: str | bytes, name: str = "<string>") -> Module:
     """Parses textual LLVM IR or bitcode.
 
     Args:
@@ -100,7 +99,7 @@ def parse_ir(source: Union[str, bytes], name: str = "<string>") -> Module:
     return Module(core.parse_ir(data, name))
 
 
-def load_module(path: Union[str, os.PathLike]) -> Module:
+def load_module(path: str | os.PathLike) -> Module:
     """Reads a ``.ll`` (text) or ``.bc`` (bitcode) file.
 
     Raises:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
 from ._native import core
 from .ir import Function, Module, parse_ir
@@ -120,7 +121,7 @@ class Kernel:
         if len(args) != len(params):
             raise TypeError(f"{self.name}() takes {len(params)} arguments, got {len(args)}")
         converted = []
-        for i, (value, ty) in enumerate(zip(args, params)):
+        for i, (value, ty) in enumerate(zip(args, params, strict=False)):
             if ty == "ptr":
                 converted.append(_pointer(value, i))
             elif ty in _INT_TYPES:
@@ -171,11 +172,11 @@ class CompiledModule:
 
 
 def compile(
-    module: Union[Module, str, bytes],
+    module: Module | str | bytes,
     pipeline: str = "default<O3>",
     *,
     remarks: str = "accel-.*",
-    auto: Optional[AutoPasses] = None,
+    auto: AutoPasses | None = None,
 ) -> CompiledModule:
     """Optimizes a copy of ``module`` for this machine and JIT-compiles it.
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional, Union
 
 from ._native import PLUGIN_PATH, core
 from .errors import PipelineError
 from .ir import Module
 
-AutoPasses = Union[str, "list[str]", "tuple[str, ...]"]
+#: Which llvmaccel passes join the default pipelines: "all", "none" or names.
+AutoPasses = str | list[str] | tuple[str, ...]
 
 __all__ = [
     "PassInfo",
@@ -72,11 +72,11 @@ class Report:
             statistics=dict(raw["statistics"]),
         )
 
-    def passed(self, pass_name: Optional[str] = None) -> list[Remark]:
+    def passed(self, pass_name: str | None = None) -> list[Remark]:
         """Remarks of transformations made (optionally of one pass)."""
         return [r for r in self.remarks if r.kind == "passed" and _matches(r, pass_name)]
 
-    def missed(self, pass_name: Optional[str] = None) -> list[Remark]:
+    def missed(self, pass_name: str | None = None) -> list[Remark]:
         """Remarks of transformations declined, with the reason."""
         return [r for r in self.remarks if r.kind == "missed" and _matches(r, pass_name)]
 
@@ -99,7 +99,7 @@ class Report:
         return "\n".join(lines)
 
 
-def _matches(remark: Remark, pass_name: Optional[str]) -> bool:
+def _matches(remark: Remark, pass_name: str | None) -> bool:
     return pass_name is None or remark.pass_name == pass_name
 
 
@@ -109,8 +109,8 @@ def run_passes(
     verify_each: bool = False,
     *,
     remarks: str = "accel-.*",
-    target: Optional[str] = None,
-    auto: Optional[AutoPasses] = None,
+    target: str | None = None,
+    auto: AutoPasses | None = None,
 ) -> Report:
     """Runs a new-pass-manager pipeline over ``module``, changing it in place.
 
@@ -140,7 +140,7 @@ def run_passes(
     return Report._from_native(raw)
 
 
-def _auto_selection(auto: Optional[AutoPasses]) -> str:
+def _auto_selection(auto: AutoPasses | None) -> str:
     """The -llvmaccel-auto text for ``auto`` ("" for the default)."""
     if auto is None:
         return ""

@@ -1,0 +1,35 @@
+# The two entry points: `make demo` (the main job) and `make test` (everything
+# CI checks). Each sets itself up first (apt packages, .venv, build).
+LLVM ?= 22
+VENV := .venv
+BIN := $(VENV)/bin
+export LLVMACCEL_LLVM_VERSION := $(LLVM)
+
+.PHONY: setup demo test test-lit test-py lint lit-19 clean
+
+setup:
+	./scripts/setup.sh
+
+demo: setup
+	$(BIN)/llvmaccel demo
+
+test: setup
+	$(MAKE) --no-print-directory lint test-lit test-py
+
+lint:
+	$(BIN)/ruff check python test/py bench scripts
+	./scripts/check-format.sh
+
+test-lit:
+	$(BIN)/lit -sv build/llvm-$(LLVM)/test/lit
+
+test-py:
+	$(BIN)/pytest -q test/py
+
+# The lit suite against another LLVM release, e.g. `make lit-19`.
+lit-%:
+	LLVMACCEL_LLVM_VERSION=$* ./scripts/setup.sh --lit-only
+	$(BIN)/lit -sv build/llvm-$*/test/lit
+
+clean:
+	rm -rf build

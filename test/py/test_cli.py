@@ -1,0 +1,79 @@
+"""The llvmaccel command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import GATHER_IR
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "llvmaccel", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_plugin_path():
+    import llvmaccel
+
+    out = run("plugin-path")
+    assert out.returncode == 0
+    assert out.stdout.strip() == llvmaccel.plugin_path()
+
+
+def test_passes_listing_and_json():
+    out = run("passes")
+    assert out.returncode == 0 and "accel-prefetch" in out.stdout
+    catalog = json.loads(run("passes", "--json").stdout)
+    assert catalog[0]["name"] == "accel-prefetch"
+
+
+@pytest.fixture
+def gather_file(tmp_path):
+    path = tmp_path / "gather.ll"
+    path.write_text(GATHER_IR)
+    return path
+
+
+def test_opt_writes_text_and_bitcode(gather_file, tmp_path):
+    out = run("opt", str(gather_file), "-passes=accel-prefetch<distance=8>", "--remarks")
+    assert out.returncode == 0, out.stderr
+    assert "define double @gather" in out.stdout
+    assert "accel-prefetch" in out.stderr
+    bc = tmp_path / "out.bc"
+    assert run("opt", str(gather_file), "-passes=default<O2>", "-o", str(bc)).returncode == 0
+    assert bc.read_bytes()[:4] == b"BC\xc0\xde"
+
+
+def test_opt_errors_are_clear(gather_file, tmp_path):
+    bad_param = run("opt", str(gather_file), "-passes=accel-prefetch<nope>")
+    assert bad_param.returncode == 1
+    assert "invalid accel-prefetch pass parameter 'nope'" in bad_param.stderr
+    assert "Traceback" not in bad_param.stderr
+
+    unknown = run("opt", str(gather_file), "-passes=frobnicate")
+    assert unknown.returncode == 1 and "unknown pass name 'frobnicate'" in unknown.stderr
+
+    broken = tmp_path / "broken.ll"
+    broken.write_text("define void @f() {\n  ret i32 0\n}\n")
+    parse = run("opt", str(broken), "-passes=default<O2>")
+    assert parse.returncode == 1
+    assert f"{broken}:2:" in parse.stderr and "error:" in parse.stderr
+
+    invalid = tmp_path / "invalid.ll"
+    invalid.write_text("define i32 @f() {\n  %x = add i32 %x, 1\n  ret i32 %x\n}\n")
+    verify = run("opt", str(invalid), "-passes=default<O2>")
+    assert verify.returncode == 1 and "input module is invalid" in verify.stderr
+
+    missing = run("opt", str(tmp_path / "missing.ll"), "-passes=default<O2>")
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+
+
+def test_demo_quick_runs_and_results_match():
+    out = run("demo", "--quick", "--runs", "1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "| embedding_bag |" in out.stdout
+    assert "| NO |" not in out.stdout

@@ -1,0 +1,98 @@
+"""Running pipelines: reports, remarks, statistics and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import llvmaccel
+
+
+def test_passes_catalog():
+    (prefetch,) = [p for p in llvmaccel.passes() if p.name == "accel-prefetch"]
+    assert prefetch.kind == "function"
+    assert prefetch.extension_point == "OptimizerLast"
+    names = [p.name for p in prefetch.parameters]
+    assert "distance=N" in names and "indirect|no-indirect" in names
+    assert all(p.help and p.default for p in prefetch.parameters)
+
+
+def test_plugin_path_and_version():
+    import os
+
+    assert os.path.exists(llvmaccel.plugin_path())
+    major = int(llvmaccel.llvm_version().split(".")[0])
+    assert 19 <= major <= 22
+
+
+def test_unknown_pass_raises_pipeline_error(axpy_module):
+    with pytest.raises(llvmaccel.PipelineError, match="unknown pass name 'no-such-pass'"):
+        llvmaccel.run_passes(axpy_module, "no-such-pass")
+
+
+@pytest.mark.parametrize(
+    "pipeline, message",
+    [
+        ("accel-prefetch<bogus>", "invalid accel-prefetch pass parameter 'bogus'"),
+        ("accel-prefetch<distance=abc>", "expected distance=<non-negative integer>"),
+        ("accel-prefetch<cache-line=48>", "cache-line must be a power of two"),
+        ("accel-prefetch<max-lines=0>", "max-lines must be at least 1"),
+    ],
+)
+def test_bad_parameter_raises_pipeline_error(axpy_module, pipeline, message):
+    with pytest.raises(llvmaccel.PipelineError, match=message):
+        llvmaccel.run_passes(axpy_module, pipeline)
+    # The failed pipeline left the module alone, and the next run is clean.
+    axpy_module.verify()
+    llvmaccel.run_passes(axpy_module, "accel-prefetch")
+
+
+def test_malformed_pipeline_text(axpy_module):
+    with pytest.raises(llvmaccel.PipelineError):
+        llvmaccel.run_passes(axpy_module, "function(accel-prefetch")
+
+
+def test_invalid_input_module_raises_verify_error():
+    bad = llvmaccel.parse_ir("define i32 @f() {\n  %x = add i32 %x, 1\n  ret i32 %x\n}\n")
+    with pytest.raises(llvmaccel.VerifyError, match="input module is invalid"):
+        llvmaccel.run_passes(bad, "default<O2>")
+
+
+def test_verify_each_runs_clean(axpy_module):
+    report = llvmaccel.run_passes(axpy_module, "default<O2>", verify_each=True)
+    assert isinstance(report, llvmaccel.Report)
+
+
+def test_remarks_and_statistics(gather_module):
+    report = llvmaccel.run_passes(gather_module, "accel-prefetch<distance=16>", target="host")
+    assert report.remarks, "accel-prefetch said nothing about a gather loop"
+    for remark in report.remarks:
+        assert remark.pass_name == "accel-prefetch"
+        assert remark.kind in ("passed", "missed", "analysis")
+        assert remark.function == "gather"
+        assert remark.message
+    if report.passed():
+        assert "llvm.prefetch" in str(gather_module)
+        assert any(k.startswith("accel-prefetch.") for k in report.statistics)
+        assert all(v > 0 for v in report.statistics.values())
+    assert report.table().splitlines()[0].split()[:3] == ["pass", "kind", "function"]
+
+
+def test_remark_filter_selects_other_passes(axpy_module):
+    report = llvmaccel.run_passes(axpy_module, "default<O3>", remarks="loop-vectorize",
+                                  target="host")
+    assert report.remarks
+    assert {r.pass_name for r in report.remarks} == {"loop-vectorize"}
+
+
+def test_auto_selection(gather_module):
+    on = llvmaccel.run_passes(gather_module.clone(), "default<O3>", auto="all", target="host")
+    off = llvmaccel.run_passes(gather_module.clone(), "default<O3>", auto="none", target="host")
+    assert on.remarks
+    assert not off.remarks
+    with pytest.raises(llvmaccel.PipelineError, match="unknown llvmaccel pass"):
+        llvmaccel.run_passes(gather_module, "default<O3>", auto=["accel-nothing"])
+
+
+def test_unknown_target_raises(axpy_module):
+    with pytest.raises(llvmaccel.PipelineError, match="unknown target"):
+        llvmaccel.run_passes(axpy_module, "accel-prefetch", target="mars")
