@@ -20,8 +20,11 @@ lint:
 	$(BIN)/ruff check python test/py bench scripts
 	./scripts/check-format.sh
 
+# Extra lit arguments, e.g. LIT_ARGS="--param gpu=cuda" on a GPU runner.
+LIT_ARGS ?=
+
 test-lit:
-	$(BIN)/lit -sv build/llvm-$(LLVM)/test/lit
+	$(BIN)/lit -sv $(LIT_ARGS) build/llvm-$(LLVM)/test/lit
 
 test-py:
 	$(BIN)/pytest -q test/py

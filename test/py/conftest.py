@@ -64,3 +64,18 @@ def axpy_module() -> llvmaccel.Module:
 @pytest.fixture
 def gather_module() -> llvmaccel.Module:
     return llvmaccel.parse_ir(GATHER_IR, "gather.ll")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` run only where $LLVMACCEL_GPU names a GPU runtime."""
+    import os
+
+    gpu = os.environ.get("LLVMACCEL_GPU", "")
+    skip = pytest.mark.skip(reason="needs a GPU runtime (set LLVMACCEL_GPU=cuda|rocm|level-zero)")
+    for item in items:
+        marker = item.get_closest_marker("gpu")
+        if marker is None:
+            continue
+        wanted = marker.args[0] if marker.args else None
+        if not gpu or (wanted and wanted != gpu):
+            item.add_marker(skip)
