@@ -3,24 +3,454 @@
 // Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+///
+/// \file
+/// accel-prefetch inserts llvm.prefetch calls for loads whose addresses the
+/// hardware prefetcher cannot predict, after Ainsworth & Jones, "Software
+/// Prefetching for Indirect Memory Accesses" (CGO 2017).
+///
+/// Algorithm, per loop L (visited outermost first):
+///  1. Collect the accesses of L: loads (and stores with `writes`) in L's own
+///     blocks, plus "rows": loads in an innermost child loop S whose address
+///     is an affine AddRec of S with a start that varies in L. The row is the
+///     access of L (embedding bags: the row T + idx[j] * D is summed by S).
+///  2. Describe each address as a SCEV and find the loads of L it depends on
+///     (through SCEV arithmetic, casts, GEPs, selects, bit operations). No
+///     such load: the access is affine ("strided"); otherwise it is indirect
+///     and its level is the longest chain of loads leading to it.
+///  3. Group accesses whose addresses differ by a constant (unrolled copies,
+///     the elements of a row) and cover each group with at most max-lines
+///     cache-line prefetches.
+///  4. Distance d: `distance=N`, or ceil(latency / cycles per iteration) where
+///     cycles = TTI cost of one iteration (inner loops weighted by their trip
+///     count) / an assumed issue width, clamped to [MinDistance, MaxDistance].
+///  5. Strided groups with |stride| >= min-stride are prefetched d iterations
+///     ahead, straight from their AddRec (a prefetch never faults).
+///  6. Indirect groups: in the loop header, K = it + umin(BTC - it, D) is the
+///     iteration D ahead clamped to the last one the loop runs (BTC is the
+///     backedge-taken count, expanded in the preheader). The address is
+///     recomputed at K: AddRecs of L become Start + K * Step, the loads it
+///     depends on are re-issued at K, other instructions are cloned. The final
+///     access is prefetched at D = d, a load at level l of a chain of t loads
+///     at D = d * (t + 2 - l), so each link is in cache when its successor's
+///     look-ahead load needs it. The index stream itself (level 1) is only
+///     prefetched when its stride reaches min-stride: sequential index arrays
+///     are covered by the hardware prefetcher.
+///
+/// Legality: a prefetch never faults, but the look-ahead loads are real loads.
+/// A look-ahead load of X at iteration K <= BTC is safe because the original
+/// loop loads X at iteration K too: we require that (a) X's block dominates
+/// the latch and every exiting block (X executes on every iteration that
+/// runs), (b) the loop runs all BTC + 1 iterations (every instruction is
+/// guaranteed to transfer execution, no call may change memory), and (c) for
+/// chains, no store in the loop may write the arrays whose loaded values feed
+/// another look-ahead load (an early read would see an older index). Index
+/// values are recomputed from K exactly as the loop computes them, so link
+/// loads B[C[K]] load an address the loop dereferences at iteration K.
+/// Loops without a computable backedge-taken count cannot be clamped and are
+/// left alone.
+///
+/// Profitability: an out-of-order core already overlaps the misses of a tight
+/// gather loop (`s += T[idx[i]]`): its reorder buffer spans many iterations,
+/// hence many independent misses. Prefetching pays off only when an iteration
+/// carries enough work that few misses fit in the window, so indirect
+/// prefetching requires MinWorkPerIndirectAccess units of TTI cost per indirect
+/// cache line and iteration. Strided accesses below min-stride are left to the
+/// hardware prefetcher.
+///
+//===----------------------------------------------------------------------===//
 
 #include "AccelPrefetch.h"
+#include "Compat.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryLocation.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
+
+#include <algorithm>
 
 using namespace llvm;
 
 #define DEBUG_TYPE "accel-prefetch"
 
+STATISTIC(NumIndirectPrefetches, "Prefetches of indirect accesses");
+STATISTIC(NumLinkPrefetches, "Prefetches of intermediate loads of chains");
+STATISTIC(NumIndexPrefetches, "Prefetches of large-stride index arrays");
+STATISTIC(NumStridedPrefetches, "Prefetches of large-stride accesses");
+STATISTIC(NumLookaheadLoads, "Look-ahead index loads inserted");
+STATISTIC(NumLoopsPrefetched, "Loops given prefetches");
+STATISTIC(NumLoopsDeclined, "Loops with candidates left alone");
+STATISTIC(NumAccessesDeclined, "Candidate accesses left alone");
+
+namespace {
+
+/// Memory latency in cycles when neither `latency=` nor the target gives one
+/// (TTI has no latency hook): a DRAM access on a current server core.
+constexpr unsigned DefaultLatency = 300;
+/// Cache line size when neither `cache-line=` nor TTI gives one.
+constexpr unsigned DefaultCacheLine = 64;
+/// Smallest stride prefetched when neither `min-stride=` nor TTI gives one.
+/// The L2 streamers train within a 4 KiB page; with 2 KiB strides they see
+/// at most two accesses per page and cannot follow.
+constexpr unsigned DefaultMinStride = 2048;
+/// Instructions a core is assumed to retire per cycle in a loop whose misses
+/// are covered, to turn TTI cost into cycles per iteration.
+constexpr unsigned AssumedIPC = 4;
+/// Bounds of the computed distance. Below 4 iterations a prefetch hardly
+/// overlaps anything, beyond 256 the line is likely evicted before its use.
+constexpr unsigned MinDistance = 4;
+constexpr unsigned MaxDistance = 256;
+/// Trip count assumed for an inner loop whose trip count is unknown, when
+/// weighting its cost in the cost of one outer iteration.
+constexpr unsigned DefaultInnerTripCount = 16;
+/// Units of TTI cost an iteration must carry per indirect access (a group
+/// of lines reached through one index). Below it the reorder buffer already
+/// spans as many independent misses as the core can have in flight (a
+/// 224-entry window over a 10-instruction gather loop holds 20+ misses,
+/// more than the 10-16 line fill buffers), and prefetching buys nothing:
+/// measured 0.97-1.03x on `s += T[idx[i]]` (about 9 units per access).
+/// Embedding bags (a 4-line row per index, 37 units at -O2) gain.
+constexpr unsigned MinWorkPerIndirectAccess = 16;
+/// Loops known to run at most this many iterations are left alone (runtime
+/// unrolling remainders, short fixed loops): every look-ahead would clamp.
+constexpr unsigned MaxShortTripCount = 4;
+/// Accesses considered per loop; beyond this the loop is not analyzed.
+constexpr unsigned MaxAccessesPerLoop = 256;
+
+/// The integer value of a valid cost. (InstructionCost::getValue returns an
+/// optional up to LLVM 19 and the value itself since LLVM 20; both convert.)
+uint64_t costValue(InstructionCost Cost) {
+  if (!Cost.isValid())
+    return 1;
+  std::optional<InstructionCost::CostType> V = Cost.getValue();
+  return V && *V > 0 ? uint64_t(*V) : 0;
+}
+
+/// The name of the array \p Ptr points into, for remarks.
+std::string arrayName(ScalarEvolution &SE, const SCEV *Ptr) {
+  if (!Ptr->getType()->isPointerTy())
+    return "<unknown>";
+  auto *Base = dyn_cast<SCEVUnknown>(SE.getPointerBase(Ptr));
+  if (!Base)
+    return "<unknown>";
+  if (Base->getValue()->hasName())
+    return Base->getValue()->getName().str();
+  // Unnamed values (clang without -fno-discard-value-names): %0, %1, ...
+  std::string Name;
+  raw_string_ostream OS(Name);
+  Base->getValue()->printAsOperand(OS, /*PrintType=*/false);
+  return OS.str();
+}
+
+/// One access of a loop L: a load or store, or a row an inner loop walks.
+struct Access {
+  Instruction *I;
+  /// The address as seen from L (for a row: where the row starts).
+  const SCEV *Addr;
+  /// Bytes touched from Addr in one iteration of L.
+  uint64_t Bytes;
+  bool IsWrite;
+};
+
+/// Accesses whose addresses differ by constants; they share prefetches.
+struct AccessGroup {
+  Instruction *Leader;
+  const SCEV *Base;
+  /// Byte ranges [Offset, Offset + Bytes) relative to Base.
+  SmallVector<std::pair<int64_t, uint64_t>, 4> Ranges;
+  bool IsWrite = false;
+  /// Longest chain of loads of L leading to the address (0: affine).
+  unsigned Level = 0;
+  /// The loads of L the address depends on, with their own levels.
+  SmallVector<std::pair<LoadInst *, unsigned>, 4> Loads;
+};
+
+/// Finds the loads of loop L an address depends on, and whether the address
+/// can be recomputed at another iteration. See the file comment for the
+/// legality conditions checked here.
+class DependenceFinder {
+public:
+  DependenceFinder(Loop &L, LoopInfo &LI, DominatorTree &DT,
+                   ScalarEvolution &SE)
+      : L(L), LI(LI), DT(DT), SE(SE) {}
+
+  /// Level of \p S: the longest chain of loads of L it depends on, or
+  /// std::nullopt (with Failure set) if it cannot be recomputed ahead.
+  std::optional<unsigned> levelOf(const SCEV *S);
+
+  std::string Failure;
+  /// Loads found, with their levels (1: the address is affine in L).
+  MapVector<LoadInst *, unsigned> Loads;
+
+private:
+  std::optional<unsigned> levelOf(Instruction *I);
+  std::optional<unsigned> levelOfOperand(Value *V);
+  std::optional<unsigned> fail(const Twine &Why) {
+    if (Failure.empty())
+      Failure = Why.str();
+    return std::nullopt;
+  }
+  bool runsEveryIteration(const BasicBlock *BB) const;
+
+  Loop &L;
+  LoopInfo &LI;
+  DominatorTree &DT;
+  ScalarEvolution &SE;
+  DenseMap<Instruction *, unsigned> Levels;
+  SmallPtrSet<Instruction *, 8> Visiting;
+};
+
+/// Collects the instructions of L that a SCEV refers to, and rejects the
+/// parts that cannot be evaluated at another iteration.
+struct UnknownCollector {
+  const Loop &L;
+  SmallVector<Instruction *, 4> Insts;
+  const char *Failure = nullptr;
+
+  bool follow(const SCEV *S) {
+    if (auto *AR = dyn_cast<SCEVAddRecExpr>(S)) {
+      if (AR->getLoop() == &L) {
+        if (!AR->isAffine())
+          Failure = "the address is not affine in the loop";
+        return false; // Its operands are invariant in L.
+      }
+      if (L.contains(AR->getLoop()))
+        Failure = "the address varies in an inner loop";
+      return false; // An outer AddRec is invariant in L.
+    }
+    if (auto *Div = dyn_cast<SCEVUDivExpr>(S)) {
+      auto *C = dyn_cast<SCEVConstant>(Div->getRHS());
+      if (!C || C->getValue()->isZero())
+        Failure = "the address divides by a value that may be zero";
+    }
+    if (auto *U = dyn_cast<SCEVUnknown>(S))
+      if (auto *I = dyn_cast<Instruction>(U->getValue()))
+        if (L.contains(I))
+          Insts.push_back(I);
+    return true;
+  }
+  bool isDone() const { return Failure != nullptr; }
+};
+
+} // namespace
+
+bool DependenceFinder::runsEveryIteration(const BasicBlock *BB) const {
+  if (!DT.dominates(BB, L.getLoopLatch()))
+    return false;
+  SmallVector<BasicBlock *, 4> Exiting;
+  L.getExitingBlocks(Exiting);
+  return all_of(Exiting, [&](BasicBlock *E) { return DT.dominates(BB, E); });
+}
+
+std::optional<unsigned> DependenceFinder::levelOf(const SCEV *S) {
+  UnknownCollector Collector{L, {}};
+  SCEVTraversal<UnknownCollector> Walker(Collector);
+  Walker.visitAll(S);
+  if (Collector.Failure)
+    return fail(Collector.Failure);
+  unsigned Level = 0;
+  for (Instruction *I : Collector.Insts) {
+    std::optional<unsigned> IL = levelOf(I);
+    if (!IL)
+      return std::nullopt;
+    Level = std::max(Level, *IL);
+  }
+  return Level;
+}
+
+std::optional<unsigned> DependenceFinder::levelOfOperand(Value *V) {
+  auto *I = dyn_cast<Instruction>(V);
+  if (!I || !L.contains(I))
+    return 0;
+  if (SE.isSCEVable(I->getType())) {
+    const SCEV *S = SE.getSCEV(I);
+    if (!isa<SCEVUnknown>(S) || cast<SCEVUnknown>(S)->getValue() != I)
+      return levelOf(S);
+  }
+  return levelOf(I);
+}
+
+std::optional<unsigned> DependenceFinder::levelOf(Instruction *I) {
+  auto It = Levels.find(I);
+  if (It != Levels.end())
+    return It->second;
+  if (!Visiting.insert(I).second)
+    return fail("the address depends on itself");
+
+  std::optional<unsigned> Level;
+  if (auto *Load = dyn_cast<LoadInst>(I)) {
+    if (LI.getLoopFor(Load->getParent()) != &L)
+      return fail("the address depends on a load in an inner loop");
+    if (!Load->isSimple())
+      return fail("the address depends on a volatile or atomic load");
+    if (Load->getPointerOperandType()->isVectorTy())
+      return fail("the address depends on a gather");
+    if (!runsEveryIteration(Load->getParent()))
+      return fail("the index load from " +
+                  arrayName(SE, SE.getSCEV(Load->getPointerOperand())) +
+                  " is not executed on every iteration");
+    Level = levelOf(SE.getSCEV(Load->getPointerOperand()));
+    if (!Level)
+      return std::nullopt;
+    Level = *Level + 1;
+    Loads[Load] = *Level;
+  } else if (isa<PHINode>(I)) {
+    return fail("the address depends on a loop-carried value");
+  } else if (isa<CallBase>(I)) {
+    return fail("the address depends on a call");
+  } else if (isa<CastInst>(I) || isa<BinaryOperator>(I) ||
+             isa<GetElementPtrInst>(I) || isa<SelectInst>(I) ||
+             isa<CmpInst>(I) || isa<FreezeInst>(I) || isa<UnaryOperator>(I)) {
+    if (I->getType()->isVectorTy())
+      return fail("the address is a vector of pointers");
+    if (I->isIntDivRem()) {
+      auto *C = dyn_cast<ConstantInt>(I->getOperand(1));
+      if (!C || C->isZero() || C->isMinusOne())
+        return fail("the address depends on a division that may trap");
+    }
+    Level = 0;
+    for (Value *Op : I->operands()) {
+      std::optional<unsigned> OL = levelOfOperand(Op);
+      if (!OL)
+        return std::nullopt;
+      Level = std::max(*Level, *OL);
+    }
+  } else {
+    return fail(Twine("the address depends on a '") + I->getOpcodeName() +
+                "' instruction");
+  }
+  Visiting.erase(I);
+  Levels[I] = *Level;
+  return Level;
+}
+
+namespace {
+
+/// Rewrites an address of loop L into its value at iteration K: AddRecs of L
+/// become Start + K * Step and instructions of L are recomputed at K.
+class AtIterationRewriter : public SCEVRewriteVisitor<AtIterationRewriter> {
+public:
+  AtIterationRewriter(ScalarEvolution &SE, const Loop &L, const SCEV *K,
+                      function_ref<Value *(Instruction *)> AtK)
+      : SCEVRewriteVisitor(SE), L(L), K(K), AtK(AtK) {}
+
+  const SCEV *visitAddRecExpr(const SCEVAddRecExpr *AR) {
+    if (AR->getLoop() != &L)
+      return AR;
+    const SCEV *Step = AR->getStepRecurrence(SE);
+    const SCEV *Iter = SE.getTruncateOrZeroExtend(K, Step->getType());
+    return SE.getAddExpr(AR->getStart(), SE.getMulExpr(Iter, Step));
+  }
+
+  const SCEV *visitUnknown(const SCEVUnknown *U) {
+    auto *I = dyn_cast<Instruction>(U->getValue());
+    if (!I || !L.contains(I))
+      return U;
+    return SE.getUnknown(AtK(I));
+  }
+
+private:
+  const Loop &L;
+  const SCEV *K;
+  function_ref<Value *(Instruction *)> AtK;
+};
+
+/// Prefetches for the accesses of one loop.
+class LoopPrefetcher {
+public:
+  LoopPrefetcher(Loop &L, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE,
+                 const TargetTransformInfo &TTI, AAResults &AA,
+                 OptimizationRemarkEmitter &ORE,
+                 const AccelPrefetchOptions &Opts)
+      : L(L), LI(LI), DT(DT), SE(SE), TTI(TTI), AA(AA), ORE(ORE), Opts(Opts),
+        DL(L.getHeader()->getModule()->getDataLayout()) {}
+
+  /// Returns true if the loop was changed.
+  bool run();
+
+private:
+  // Analysis.
+  void collectAccesses(SmallVectorImpl<Access> &Accesses);
+  std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
+  uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
+  void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
+  uint64_t iterationCost(const Loop &Lp) const;
+  unsigned computeDistance(uint64_t Cost) const;
+  unsigned minStride() const;
+  SmallVector<int64_t, 8> linePoints(const AccessGroup &G) const;
+  std::optional<int64_t> constantStride(const SCEV *S) const;
+  const char *loopCannotClamp() const;
+  bool chainsMayBeOverwritten(const AccessGroup &G) const;
+
+  // Transformation.
+  Value *iterationAhead(unsigned D);
+  Value *valueAt(Value *V, unsigned D);
+  Value *instructionAt(Instruction *I, unsigned D);
+  Value *expandAt(const SCEV *S, unsigned D, Type *Ty);
+  void emitPrefetch(const SCEV *Addr, bool IsWrite);
+  unsigned emitStrided(const AccessGroup &G, int64_t Stride, unsigned D);
+  unsigned emitIndirect(const AccessGroup &G, unsigned D);
+
+  // Remarks.
+  void declineLoop(StringRef Name, const Twine &Why);
+  void declineGroup(const AccessGroup &G, StringRef Name, const Twine &Why);
+  std::string chainNames(const AccessGroup &G) const;
+
+  Loop &L;
+  LoopInfo &LI;
+  DominatorTree &DT;
+  ScalarEvolution &SE;
+  const TargetTransformInfo &TTI;
+  AAResults &AA;
+  OptimizationRemarkEmitter &ORE;
+  const AccelPrefetchOptions &Opts;
+  const DataLayout &DL;
+  unsigned LineSize = DefaultCacheLine;
+
+  // Set while transforming.
+  std::unique_ptr<SCEVExpander> Expander;
+  std::optional<IRBuilder<>> Builder;
+  Value *Iteration = nullptr;
+  Value *BackedgeCount = nullptr;
+  /// BTC - it: iterations left after this one.
+  Value *Left = nullptr;
+  DenseMap<unsigned, Value *> Ahead;
+  DenseMap<std::pair<Value *, unsigned>, Value *> ValuesAt;
+  SmallPtrSet<LoadInst *, 4> PrefetchedLinks;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
 static Error paramError(StringRef Param, StringRef Why) {
-  std::string Msg = ("invalid accel-prefetch pass parameter '" + Param + "'").str();
+  std::string Msg =
+      ("invalid accel-prefetch pass parameter '" + Param + "'").str();
   if (!Why.empty())
     Msg += (": " + Why).str();
   return make_error<StringError>(Msg, inconvertibleErrorCode());
 }
 
-Expected<AccelPrefetchOptions> llvm::parseAccelPrefetchOptions(StringRef Params) {
+Expected<AccelPrefetchOptions>
+llvm::parseAccelPrefetchOptions(StringRef Params) {
   AccelPrefetchOptions Opts;
   while (!Params.empty()) {
     StringRef Param;
@@ -33,9 +463,11 @@ Expected<AccelPrefetchOptions> llvm::parseAccelPrefetchOptions(StringRef Params)
     auto ParseUnsigned = [&](unsigned Min) -> Expected<unsigned> {
       unsigned N;
       if (!HasValue || Value.getAsInteger(10, N))
-        return paramError(Param, "expected " + Key.str() + "=<non-negative integer>");
+        return paramError(Param,
+                          "expected " + Key.str() + "=<non-negative integer>");
       if (N < Min)
-        return paramError(Param, Key.str() + " must be at least " + utostr(Min));
+        return paramError(Param,
+                          Key.str() + " must be at least " + utostr(Min));
       return N;
     };
 
@@ -91,8 +523,589 @@ void AccelPrefetchPass::printPipeline(
   OS << (Opts.Writes ? "" : "no-") << "writes>";
 }
 
+//===----------------------------------------------------------------------===//
+// Analysis
+//===----------------------------------------------------------------------===//
+
+uint64_t LoopPrefetcher::rowBytes(const SCEVAddRecExpr *AR, Loop &Inner,
+                                  uint64_t Size) {
+  uint64_t Step =
+      cast<SCEVConstant>(AR->getStepRecurrence(SE))->getAPInt().getZExtValue();
+  if (unsigned TC = SE.getSmallConstantTripCount(&Inner))
+    return (TC - 1) * Step + Size;
+  // Unknown row length: T + idx * D with a constant D spans D bytes.
+  if (auto *Add = dyn_cast<SCEVAddExpr>(AR->getStart()))
+    for (const SCEV *Op : Add->operands())
+      if (auto *Mul = dyn_cast<SCEVMulExpr>(Op))
+        if (auto *C = dyn_cast<SCEVConstant>(Mul->getOperand(0)))
+          if (!SE.isLoopInvariant(Mul, &L) &&
+              C->getAPInt().isStrictlyPositive())
+            return std::max<uint64_t>(C->getAPInt().getLimitedValue(), Size);
+  return Size;
+}
+
+/// A load of the innermost child loop \p Inner that walks a row starting at
+/// an address that varies in L: the row is an access of L.
+std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
+  auto *AR =
+      dyn_cast<SCEVAddRecExpr>(SE.getSCEV(getLoadStorePointerOperand(&I)));
+  if (!AR || AR->getLoop() != &Inner || !AR->isAffine())
+    return std::nullopt;
+  auto *Step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+  if (!Step || !Step->getAPInt().isStrictlyPositive() ||
+      SE.isLoopInvariant(AR->getStart(), &L))
+    return std::nullopt;
+  uint64_t Size = DL.getTypeStoreSize(getLoadStoreType(&I));
+  return Access{&I, AR->getStart(), rowBytes(AR, Inner, Size),
+                isa<StoreInst>(I)};
+}
+
+void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
+  for (BasicBlock *BB : L.blocks()) {
+    Loop *Owner = LI.getLoopFor(BB);
+    bool Direct = Owner == &L;
+    if (!Direct && (Owner->getParentLoop() != &L || !Owner->isInnermost()))
+      continue;
+    for (Instruction &I : *BB) {
+      if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+        Intrinsic::ID ID = II->getIntrinsicID();
+        if (Direct && (ID == Intrinsic::masked_gather ||
+                       (Opts.Writes && ID == Intrinsic::masked_scatter)))
+          ORE.emit([&] {
+            return OptimizationRemarkMissed(DEBUG_TYPE, "Gather", &I)
+                   << "vector gathers and scatters are not prefetched";
+          });
+        continue;
+      }
+      bool IsWrite = isa<StoreInst>(I);
+      if (!isa<LoadInst>(I) && !(IsWrite && Opts.Writes))
+        continue;
+      if (Direct && !(IsWrite ? cast<StoreInst>(I).isSimple()
+                              : cast<LoadInst>(I).isSimple())) {
+        ++NumAccessesDeclined;
+        ORE.emit([&] {
+          return OptimizationRemarkMissed(DEBUG_TYPE, "Volatile", &I)
+                 << "volatile and atomic accesses are not prefetched";
+        });
+        continue;
+      }
+      Value *Ptr = getLoadStorePointerOperand(&I);
+      if (Ptr->getType()->isVectorTy() || !Ptr->getType()->isPointerTy())
+        continue;
+      if (Direct)
+        Accesses.push_back(
+            {&I, SE.getSCEV(Ptr),
+             DL.getTypeStoreSize(getLoadStoreType(&I)).getKnownMinValue(),
+             IsWrite});
+      else if (std::optional<Access> Row = rowAccess(I, *Owner))
+        Accesses.push_back(*Row);
+    }
+  }
+}
+
+void LoopPrefetcher::addToGroups(const Access &A,
+                                 SmallVectorImpl<AccessGroup> &Groups) {
+  for (AccessGroup &G : Groups) {
+    if (G.Base->getType() != A.Addr->getType())
+      continue;
+    if (auto *Diff = dyn_cast<SCEVConstant>(SE.getMinusSCEV(A.Addr, G.Base))) {
+      G.Ranges.push_back({Diff->getAPInt().getSExtValue(), A.Bytes});
+      G.IsWrite |= A.IsWrite;
+      return;
+    }
+  }
+  AccessGroup G;
+  G.Leader = A.I;
+  G.Base = A.Addr;
+  G.Ranges.push_back({0, A.Bytes});
+  G.IsWrite = A.IsWrite;
+  Groups.push_back(std::move(G));
+}
+
+/// The TTI cost of one iteration of \p Lp, inner loops weighted by their trip
+/// counts.
+uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
+  uint64_t Cost = 0;
+  for (BasicBlock *BB : Lp.blocks()) {
+    if (LI.getLoopFor(BB) != &Lp)
+      continue;
+    for (Instruction &I : *BB)
+      if (!isa<PHINode>(I) && !I.isDebugOrPseudoInst())
+        Cost += costValue(TTI.getInstructionCost(
+            &I, TargetTransformInfo::TCK_SizeAndLatency));
+  }
+  for (const Loop *Inner : Lp.getSubLoops()) {
+    unsigned TC = SE.getSmallConstantTripCount(Inner);
+    Cost += iterationCost(*Inner) * (TC ? TC : DefaultInnerTripCount);
+  }
+  return std::max<uint64_t>(Cost, 1);
+}
+
+unsigned LoopPrefetcher::computeDistance(uint64_t Cost) const {
+  if (Opts.Distance)
+    return *Opts.Distance;
+  unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
+  uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
+  uint64_t D = std::clamp<uint64_t>(divideCeil(Latency, Cycles), MinDistance,
+                                    MaxDistance);
+  return std::min<uint64_t>(D, TTI.getMaxPrefetchIterationsAhead());
+}
+
+unsigned LoopPrefetcher::minStride() const {
+  if (Opts.MinStride)
+    return *Opts.MinStride;
+  // Most targets answer 1 ("any stride"), which says nothing about what
+  // their hardware prefetchers miss.
+  unsigned TargetStride = TTI.getMinPrefetchStride(
+      /*NumMemAccesses=*/1, /*NumStridedMemAccesses=*/1, /*NumPrefetches=*/1,
+      /*HasCall=*/false);
+  return TargetStride > 1 ? TargetStride : DefaultMinStride;
+}
+
+std::optional<int64_t> LoopPrefetcher::constantStride(const SCEV *S) const {
+  auto *AR = dyn_cast<SCEVAddRecExpr>(S);
+  if (!AR || AR->getLoop() != &L || !AR->isAffine())
+    return std::nullopt;
+  if (auto *C = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE)))
+    return C->getAPInt().getSExtValue();
+  return std::nullopt;
+}
+
+/// Offsets from the group base to prefetch: one per cache line the group's
+/// ranges touch, at most max-lines. Assumes the base is line-aligned (rows of
+/// allocated tables are); otherwise the last partial line is left out.
+SmallVector<int64_t, 8> LoopPrefetcher::linePoints(const AccessGroup &G) const {
+  SmallVector<std::pair<int64_t, uint64_t>, 4> Ranges(G.Ranges);
+  llvm::sort(Ranges);
+  SmallVector<int64_t, 8> Points;
+  std::optional<int64_t> Covered;
+  for (auto [Offset, Bytes] : Ranges) {
+    int64_t End = Offset + int64_t(Bytes);
+    int64_t P = Covered ? std::max(Offset, *Covered) : Offset;
+    for (; P < End && Points.size() < Opts.MaxLines; P += LineSize) {
+      Points.push_back(P);
+      Covered = P + LineSize;
+    }
+  }
+  return Points;
+}
+
+/// Why the look-ahead index cannot be clamped to an iteration the loop runs,
+/// or nullptr if it can.
+const char *LoopPrefetcher::loopCannotClamp() const {
+  const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  if (isa<SCEVCouldNotCompute>(BTC))
+    return "loop trip count is unknown: cannot clamp the look-ahead index";
+  if (!accel::createSCEVExpander(SE, DL, "accel.prefetch")
+           ->isSafeToExpandAt(BTC, L.getLoopPreheader()->getTerminator()))
+    return "loop trip count cannot be computed before the loop: cannot clamp "
+           "the look-ahead index";
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB) {
+      if (!isGuaranteedToTransferExecutionToSuccessor(&I))
+        return "loop may stop before its trip count (an instruction may not "
+               "return): look-ahead loads could run past the data";
+      if (auto *Call = dyn_cast<CallBase>(&I))
+        if (!isa<IntrinsicInst>(Call) && Call->mayWriteToMemory())
+          return "loop calls a function that may change memory: look-ahead "
+                 "loads may not be safe";
+      // An early read across a fence or an atomic access could race with a
+      // write the original program orders before its own read.
+      if (I.isAtomic() || isa<FenceInst>(I) ||
+          (isa<LoadInst>(I) && cast<LoadInst>(I).isVolatile()) ||
+          (isa<StoreInst>(I) && cast<StoreInst>(I).isVolatile()))
+        return "loop synchronizes with other threads (atomic, volatile or "
+               "fence): look-ahead loads could race";
+    }
+  return nullptr;
+}
+
+/// Whether a store of the loop may write an array whose loaded values feed
+/// another look-ahead load: that load, issued early, could then read a stale
+/// index and leave the data the loop accesses.
+bool LoopPrefetcher::chainsMayBeOverwritten(const AccessGroup &G) const {
+  if (G.Level < 2)
+    return false;
+  for (auto [Link, Level] : G.Loads) {
+    if (Level >= G.Level)
+      continue;
+    MemoryLocation Loc =
+        MemoryLocation::getBeforeOrAfter(Link->getPointerOperand());
+    for (BasicBlock *BB : L.blocks())
+      for (Instruction &I : *BB)
+        if (I.mayWriteToMemory() && isModSet(AA.getModRefInfo(&I, Loc)))
+          return true;
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Transformation
+//===----------------------------------------------------------------------===//
+
+/// K = it + umin(BTC - it, D): the iteration \p D ahead, clamped to the last
+/// one the loop runs. Emitted once per distance in the header.
+Value *LoopPrefetcher::iterationAhead(unsigned D) {
+  Value *&K = Ahead[D];
+  if (K)
+    return K;
+  Type *Ty = BackedgeCount->getType();
+  if (!Iteration)
+    Iteration = Expander->expandCodeFor(
+        SE.getAddRecExpr(SE.getZero(Ty), SE.getOne(Ty), &L, SCEV::FlagNUW), Ty,
+        Builder->GetInsertPoint());
+  if (!Left)
+    Left = Builder->CreateSub(BackedgeCount, Iteration, "accel.left",
+                              /*HasNUW=*/true);
+  Value *Step = Builder->CreateBinaryIntrinsic(
+      Intrinsic::umin, Left, ConstantInt::get(Ty, D), nullptr, "accel.step");
+  K = Builder->CreateAdd(Iteration, Step, "accel.iter", /*HasNUW=*/true);
+  return K;
+}
+
+/// \p S (an address or index of L) evaluated at iteration iterationAhead(D).
+Value *LoopPrefetcher::expandAt(const SCEV *S, unsigned D, Type *Ty) {
+  const SCEV *K = SE.getUnknown(iterationAhead(D));
+  auto AtK = [&](Instruction *I) { return instructionAt(I, D); };
+  AtIterationRewriter Rewriter(SE, L, K, AtK);
+  return Expander->expandCodeFor(Rewriter.visit(S), Ty,
+                                 Builder->GetInsertPoint());
+}
+
+Value *LoopPrefetcher::valueAt(Value *V, unsigned D) {
+  auto *I = dyn_cast<Instruction>(V);
+  if (!I || !L.contains(I))
+    return V;
+  if (SE.isSCEVable(I->getType())) {
+    const SCEV *S = SE.getSCEV(I);
+    if (!isa<SCEVUnknown>(S) || cast<SCEVUnknown>(S)->getValue() != I)
+      return expandAt(S, D, I->getType());
+  }
+  return instructionAt(I, D);
+}
+
+/// \p I, an instruction the DependenceFinder accepted, recomputed at
+/// iterationAhead(D): loads become look-ahead loads, the rest is cloned.
+Value *LoopPrefetcher::instructionAt(Instruction *I, unsigned D) {
+  auto Key = std::make_pair(static_cast<Value *>(I), D);
+  auto It = ValuesAt.find(Key);
+  if (It != ValuesAt.end())
+    return It->second;
+  Value *Result;
+  if (auto *Load = dyn_cast<LoadInst>(I)) {
+    Value *Ptr = Load->getPointerOperand();
+    Value *PtrAt = expandAt(SE.getSCEV(Ptr), D, Ptr->getType());
+    Result = Builder->CreateAlignedLoad(
+        Load->getType(), PtrAt, Load->getAlign(), Load->getName() + ".ahead");
+    ++NumLookaheadLoads;
+  } else {
+    SmallVector<Value *, 4> Ops;
+    for (Value *Op : I->operands())
+      Ops.push_back(valueAt(Op, D));
+    Instruction *Clone = I->clone();
+    Clone->dropPoisonGeneratingFlags();
+    for (auto [Idx, Op] : enumerate(Ops))
+      Clone->setOperand(Idx, Op);
+    Result = Builder->Insert(Clone, I->getName() + ".ahead");
+  }
+  ValuesAt[Key] = Result;
+  return Result;
+}
+
+void LoopPrefetcher::emitPrefetch(const SCEV *Addr, bool IsWrite) {
+  Value *Ptr =
+      Expander->expandCodeFor(Addr, Addr->getType(), Builder->GetInsertPoint());
+  Type *I32 = Builder->getInt32Ty();
+  Builder->CreateIntrinsic(Intrinsic::prefetch, {Ptr->getType()},
+                           {Ptr, ConstantInt::get(I32, IsWrite ? 1 : 0),
+                            ConstantInt::get(I32, 3),
+                            ConstantInt::get(I32, 1)});
+}
+
+unsigned LoopPrefetcher::emitStrided(const AccessGroup &G, int64_t Stride,
+                                     unsigned D) {
+  Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
+  SmallVector<int64_t, 8> Points = linePoints(G);
+  for (int64_t Offset : Points)
+    emitPrefetch(
+        SE.getAddExpr(G.Base, SE.getConstant(IntTy, Stride * D + Offset)),
+        G.IsWrite);
+  NumStridedPrefetches += Points.size();
+  return Points.size();
+}
+
+unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
+  // Links first, furthest ahead: level l of a chain of G.Level loads is
+  // prefetched D * (G.Level + 2 - l) iterations ahead.
+  for (auto [Link, Level] : G.Loads) {
+    const SCEV *Ptr = SE.getSCEV(Link->getPointerOperand());
+    unsigned LinkD = D * (G.Level + 2 - Level);
+    if (Level == 1) {
+      std::optional<int64_t> Stride = constantStride(Ptr);
+      if (!Stride || uint64_t(std::abs(*Stride)) < minStride())
+        continue;
+      ++NumIndexPrefetches;
+    } else {
+      ++NumLinkPrefetches;
+    }
+    if (!PrefetchedLinks.insert(Link).second)
+      continue;
+    Value *PtrAt = expandAt(Ptr, LinkD, Ptr->getType());
+    emitPrefetch(SE.getUnknown(PtrAt), /*IsWrite=*/false);
+  }
+
+  Value *BaseAt = expandAt(G.Base, D, G.Base->getType());
+  const SCEV *BaseAtS = SE.getUnknown(BaseAt);
+  Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
+  SmallVector<int64_t, 8> Points = linePoints(G);
+  for (int64_t Offset : Points)
+    emitPrefetch(SE.getAddExpr(BaseAtS, SE.getConstant(IntTy, Offset)),
+                 G.IsWrite);
+  NumIndirectPrefetches += Points.size();
+  return Points.size();
+}
+
+//===----------------------------------------------------------------------===//
+// Remarks
+//===----------------------------------------------------------------------===//
+
+void LoopPrefetcher::declineLoop(StringRef Name, const Twine &Why) {
+  ++NumLoopsDeclined;
+  std::string Text = Why.str();
+  ORE.emit([&] {
+    return OptimizationRemarkMissed(DEBUG_TYPE, Name, L.getStartLoc(),
+                                    L.getHeader())
+           << Text;
+  });
+}
+
+void LoopPrefetcher::declineGroup(const AccessGroup &G, StringRef Name,
+                                  const Twine &Why) {
+  ++NumAccessesDeclined;
+  std::string Text = Why.str();
+  ORE.emit([&] {
+    OptimizationRemarkMissed R(DEBUG_TYPE, Name, G.Leader);
+    R << "not prefetching " << ore::NV("Array", arrayName(SE, G.Base));
+    if (G.Level)
+      R << "[...] via " << ore::NV("Index", chainNames(G));
+    return R << ": " << Text;
+  });
+}
+
+/// The arrays of the loads a group depends on, index array first.
+std::string LoopPrefetcher::chainNames(const AccessGroup &G) const {
+  SmallVector<std::pair<unsigned, std::string>, 4> Names;
+  for (auto [Load, Level] : G.Loads)
+    Names.push_back(
+        {Level, arrayName(SE, SE.getSCEV(Load->getPointerOperand()))});
+  llvm::stable_sort(
+      Names, [](const auto &A, const auto &B) { return A.first < B.first; });
+  std::string Out;
+  for (auto &[Level, Name] : Names) {
+    if (StringRef(Out).contains(Name))
+      continue;
+    Out += Out.empty() ? Name : ", " + Name;
+  }
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+bool LoopPrefetcher::run() {
+  LineSize = Opts.CacheLine ? *Opts.CacheLine : TTI.getCacheLineSize();
+  if (!LineSize)
+    LineSize = DefaultCacheLine;
+
+  SmallVector<Access, 16> Accesses;
+  collectAccesses(Accesses);
+  if (Accesses.empty())
+    return false;
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB)
+      if (auto *II = dyn_cast<IntrinsicInst>(&I))
+        if (II->getIntrinsicID() == Intrinsic::prefetch) {
+          declineLoop("AlreadyPrefetched",
+                      "loop already contains software prefetches");
+          return false;
+        }
+  if (!L.getLoopPreheader() || !L.getLoopLatch()) {
+    declineLoop("NotSimplified", "loop has no preheader or no single latch");
+    return false;
+  }
+  unsigned MaxTrips = SE.getSmallConstantMaxTripCount(&L);
+  if (MaxTrips && MaxTrips <= MaxShortTripCount) {
+    declineLoop("ShortLoop",
+                "loop runs at most " + Twine(MaxTrips) + " iterations");
+    return false;
+  }
+  if (Accesses.size() > MaxAccessesPerLoop) {
+    declineLoop("TooManyAccesses", "loop has too many memory accesses");
+    return false;
+  }
+
+  SmallVector<AccessGroup, 8> Groups;
+  for (const Access &A : Accesses)
+    addToGroups(A, Groups);
+
+  // Classify: affine (level 0) groups are strided candidates, the others
+  // indirect. Loads that feed indirect addresses are handled with them.
+  SmallVector<AccessGroup *, 4> Indirect;
+  SmallVector<AccessGroup *, 8> Affine;
+  SmallPtrSet<Instruction *, 8> IndexLoads;
+  for (AccessGroup &G : Groups) {
+    DependenceFinder Finder(L, LI, DT, SE);
+    std::optional<unsigned> Level = Finder.levelOf(G.Base);
+    bool IsRow = LI.getLoopFor(G.Leader->getParent()) != &L;
+    if (!Level) {
+      if (Opts.Indirect)
+        declineGroup(G, "UnsupportedAddress",
+                     "cannot compute the address ahead: " + Finder.Failure);
+      continue;
+    }
+    G.Level = *Level;
+    G.Loads.assign(Finder.Loads.begin(), Finder.Loads.end());
+    if (G.Level == 0) {
+      if (!IsRow)
+        Affine.push_back(&G);
+    } else if (Opts.Indirect) {
+      Indirect.push_back(&G);
+      for (auto [Load, LoadLevel] : G.Loads)
+        IndexLoads.insert(Load);
+    }
+  }
+
+  // A load that is a link of a longer chain is prefetched with that chain,
+  // at its staggered distance, not as an access of its own.
+  llvm::erase_if(Indirect, [&](AccessGroup *G) {
+    return G->Ranges.size() == 1 && IndexLoads.contains(G->Leader);
+  });
+
+  uint64_t Cost = iterationCost(L);
+  unsigned D = computeDistance(Cost);
+  LLVM_DEBUG(dbgs() << "accel-prefetch: loop " << L.getHeader()->getName()
+                    << ": cost " << Cost << " per iteration, distance " << D
+                    << ", " << Indirect.size() << " indirect and "
+                    << Affine.size() << " affine groups\n");
+
+  // Strided candidates.
+  SmallVector<std::pair<AccessGroup *, int64_t>, 4> Strided;
+  if (Opts.Strided)
+    for (AccessGroup *G : Affine) {
+      std::optional<int64_t> Stride = constantStride(G->Base);
+      if (!Stride || IndexLoads.contains(G->Leader))
+        continue;
+      if (uint64_t(std::abs(*Stride)) < minStride()) {
+        declineGroup(*G, "SmallStride",
+                     "stride of " + Twine(std::abs(*Stride)) +
+                         " bytes is covered by the hardware prefetcher");
+        continue;
+      }
+      Strided.push_back({G, *Stride});
+    }
+
+  // Indirect candidates: legality for the loop, then for each group, then
+  // profitability.
+  SmallVector<AccessGroup *, 4> Chosen;
+  if (!Indirect.empty()) {
+    if (const char *Why = loopCannotClamp()) {
+      declineLoop("UnknownTripCount", Why);
+      NumAccessesDeclined += Indirect.size();
+      Indirect.clear();
+    }
+    for (AccessGroup *G : Indirect) {
+      if (chainsMayBeOverwritten(*G)) {
+        declineGroup(*G, "IndexMayChange",
+                     "the loop may store to the index arrays of the chain");
+        continue;
+      }
+      Chosen.push_back(G);
+    }
+    uint64_t Work = Chosen.empty() ? 0 : Cost / Chosen.size();
+    if (!Chosen.empty() && Work < MinWorkPerIndirectAccess) {
+      for (AccessGroup *G : Chosen)
+        ORE.emit([&] {
+          return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork",
+                                          G->Leader)
+                 << "not prefetching "
+                 << ore::NV("Array", arrayName(SE, G->Base)) << "[...] via "
+                 << ore::NV("Index", chainNames(*G)) << ": the loop does "
+                 << ore::NV("Work", Work)
+                 << " units of work per indirect access (needs "
+                 << ore::NV("MinWork", MinWorkPerIndirectAccess)
+                 << "): out-of-order execution already overlaps these misses";
+        });
+      NumAccessesDeclined += Chosen.size();
+      Chosen.clear();
+    }
+  }
+
+  if (Strided.empty() && Chosen.empty())
+    return false;
+
+  // Transform: all new code goes to the top of the header, the trip count
+  // to the preheader.
+  Expander = accel::createSCEVExpander(SE, DL, "accel.prefetch");
+  Builder.emplace(L.getHeader(), accel::firstNonPHIIt(*L.getHeader()));
+  if (!Chosen.empty())
+    BackedgeCount = Expander->expandCodeFor(
+        SE.getBackedgeTakenCount(&L), nullptr,
+        L.getLoopPreheader()->getTerminator()->getIterator());
+
+  for (auto [G, Stride] : Strided) {
+    unsigned Lines = emitStrided(*G, Stride, D);
+    ORE.emit([&] {
+      OptimizationRemark R(DEBUG_TYPE, "StridedPrefetch", G->Leader);
+      R << "prefetched " << ore::NV("Array", arrayName(SE, G->Base))
+        << " with stride " << ore::NV("Stride", Stride) << " bytes, "
+        << ore::NV("Distance", D) << " iterations ahead, "
+        << ore::NV("Lines", Lines) << (Lines == 1 ? " line" : " lines");
+      if (G->IsWrite)
+        R << " (for writing)";
+      return R;
+    });
+  }
+  for (AccessGroup *G : Chosen) {
+    unsigned Lines = emitIndirect(*G, D);
+    ORE.emit([&] {
+      OptimizationRemark R(DEBUG_TYPE, "IndirectPrefetch", G->Leader);
+      R << "prefetched " << ore::NV("Array", arrayName(SE, G->Base))
+        << "[...] via " << ore::NV("Index", chainNames(*G)) << ", "
+        << ore::NV("Distance", D) << " iterations ahead, "
+        << ore::NV("Lines", Lines) << (Lines == 1 ? " line" : " lines");
+      if (G->IsWrite)
+        R << " (for writing)";
+      return R;
+    });
+  }
+  ++NumLoopsPrefetched;
+  return true;
+}
+
 PreservedAnalyses AccelPrefetchPass::run(Function &F,
                                          FunctionAnalysisManager &AM) {
-  // The transformation is being written; see the accel-prefetch issue.
-  return PreservedAnalyses::all();
+  if (F.isDeclaration() || F.hasOptNone())
+    return PreservedAnalyses::all();
+  auto &LI = AM.getResult<LoopAnalysis>(F);
+  if (LI.empty())
+    return PreservedAnalyses::all();
+  auto &DT = AM.getResult<DominatorTreeAnalysis>(F);
+  auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
+  auto &TTI = AM.getResult<TargetIRAnalysis>(F);
+  auto &AA = AM.getResult<AAManager>(F);
+  auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+
+  // Outer loops first: their prefetches go to their own headers, so an inner
+  // loop analyzed later still sees only the original code.
+  bool Changed = false;
+  for (Loop *L : LI.getLoopsInPreorder())
+    Changed |= LoopPrefetcher(*L, LI, DT, SE, TTI, AA, ORE, Opts).run();
+  if (!Changed)
+    return PreservedAnalyses::all();
+  PreservedAnalyses PA;
+  PA.preserveSet<CFGAnalyses>();
+  PA.preserve<DominatorTreeAnalysis>();
+  PA.preserve<LoopAnalysis>();
+  return PA;
 }

@@ -1,5 +1,4 @@
-//===- AccelPrefetch.h - Prefetch for indirect and strided loads -*- C++
-//-*-===//
+//===- AccelPrefetch.h - Indirect and strided prefetching -------*- C++ -*-===//
 //
 // Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
 //

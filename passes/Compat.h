@@ -21,8 +21,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #if LLVM_VERSION_MAJOR >= 22
 #include "llvm/Plugins/PassPlugin.h"
@@ -127,8 +127,9 @@ inline TargetMachine *createTargetMachine(const Target &T, const Triple &TT,
 
 /// A SCEVExpander named \p Name. LLVM 22 takes the DataLayout from
 /// ScalarEvolution instead of a constructor argument.
-inline std::unique_ptr<SCEVExpander>
-createSCEVExpander(ScalarEvolution &SE, const DataLayout &DL, const char *Name) {
+inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
+                                                        const DataLayout &DL,
+                                                        const char *Name) {
 #if LLVM_VERSION_MAJOR >= 22
   (void)DL;
   return std::make_unique<SCEVExpander>(SE, Name);

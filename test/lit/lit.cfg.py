@@ -6,7 +6,8 @@ import platform
 import lit.formats
 
 config.name = "llvmaccel"
-config.test_format = lit.formats.ShTest(not lit_config.isWindows)
+# The internal shell: the same behaviour on every platform and lit release.
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".ll", ".c", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
@@ -22,7 +23,8 @@ config.substitutions.append(("%shlibext", os.path.splitext(plugin)[1]))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%loadaccel", f"-load-pass-plugin={plugin}"))
 for tool in ("opt", "FileCheck", "not", "count", "llc", "llvm-as", "llvm-dis"):
-    config.substitutions.append((rf"\b{tool}\b(?![-.])", os.path.join(tools, tool)))
+    # Whole words only: `not` must not rewrite `--implicit-check-not=`.
+    config.substitutions.append((rf"(?<![-\w]){tool}\b(?![-.=])", os.path.join(tools, tool)))
 if config.llvmaccel_clang:
     config.substitutions.append(("%clang", config.llvmaccel_clang))
     config.available_features.add("clang")
