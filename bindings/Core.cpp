@@ -26,6 +26,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
@@ -197,10 +198,24 @@ private:
   Regex Filter;
 };
 
+/// Every registered statistic as "debug-type.Name" -> value. (GetStatistics
+/// gives bare names; the JSON printer qualifies them with the pass.)
 std::map<std::string, uint64_t> snapshotStatistics() {
+  std::string JSON;
+  raw_string_ostream OS(JSON);
+  PrintStatisticsJSON(OS);
+  OS.flush();
   std::map<std::string, uint64_t> Out;
-  for (const auto &[Name, Value] : GetStatistics())
-    Out[Name.str()] = Value;
+  Expected<json::Value> Parsed = json::parse(JSON);
+  if (!Parsed) {
+    consumeError(Parsed.takeError());
+    return Out;
+  }
+  if (const json::Object *Obj = Parsed->getAsObject())
+    for (const auto &[Key, Value] : *Obj)
+      if (std::optional<int64_t> N = Value.getAsInteger())
+        if (!StringRef(Key).starts_with("time."))
+          Out[Key.str()] = uint64_t(*N);
   return Out;
 }
 

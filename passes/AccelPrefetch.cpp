@@ -81,6 +81,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <algorithm>
@@ -1083,6 +1084,12 @@ bool LoopPrefetcher::run() {
   return true;
 }
 
+static bool readsMemory(const Loop &L) {
+  return any_of(L.blocks(), [](const BasicBlock *BB) {
+    return any_of(*BB, [](const Instruction &I) { return isa<LoadInst>(I); });
+  });
+}
+
 PreservedAnalyses AccelPrefetchPass::run(Function &F,
                                          FunctionAnalysisManager &AM) {
   if (F.isDeclaration() || F.hasOptNone())
@@ -1096,15 +1103,25 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   auto &AA = AM.getResult<AAManager>(F);
   auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
 
+  // The pass runs late (OptimizerLast), after SimplifyCFG may have folded
+  // preheaders into their predecessors: give back a preheader (where the trip
+  // count is computed) to the loops that read memory.
+  bool CFGChanged = false;
+  for (Loop *L : LI.getLoopsInPreorder())
+    if (!L->getLoopPreheader() && readsMemory(*L))
+      CFGChanged |= InsertPreheaderForLoop(L, &DT, &LI, /*MSSAU=*/nullptr,
+                                           /*PreserveLCSSA=*/false) != nullptr;
+
   // Outer loops first: their prefetches go to their own headers, so an inner
   // loop analyzed later still sees only the original code.
   bool Changed = false;
   for (Loop *L : LI.getLoopsInPreorder())
     Changed |= LoopPrefetcher(*L, LI, DT, SE, TTI, AA, ORE, Opts).run();
-  if (!Changed)
+  if (!Changed && !CFGChanged)
     return PreservedAnalyses::all();
   PreservedAnalyses PA;
-  PA.preserveSet<CFGAnalyses>();
+  if (!CFGChanged)
+    PA.preserveSet<CFGAnalyses>();
   PA.preserve<DominatorTreeAnalysis>();
   PA.preserve<LoopAnalysis>();
   return PA;

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import llvmaccel
+
+KERNELS = Path(llvmaccel.__file__).parent / "kernels"
 
 
 def test_passes_catalog():
@@ -62,19 +66,34 @@ def test_verify_each_runs_clean(axpy_module):
     assert isinstance(report, llvmaccel.Report)
 
 
-def test_remarks_and_statistics(gather_module):
+def test_missed_remark_for_tight_gather(gather_module):
     report = llvmaccel.run_passes(gather_module, "accel-prefetch<distance=16>", target="host")
-    assert report.remarks, "accel-prefetch said nothing about a gather loop"
-    for remark in report.remarks:
-        assert remark.pass_name == "accel-prefetch"
-        assert remark.kind in ("passed", "missed", "analysis")
-        assert remark.function == "gather"
-        assert remark.message
-    if report.passed():
-        assert "llvm.prefetch" in str(gather_module)
-        assert any(k.startswith("accel-prefetch.") for k in report.statistics)
-        assert all(v > 0 for v in report.statistics.values())
-    assert report.table().splitlines()[0].split()[:3] == ["pass", "kind", "function"]
+    missed_by_array = {r.args["Array"]: r for r in report.missed("accel-prefetch")}
+    assert "stride of 8 bytes" in missed_by_array["w"].message
+    missed = missed_by_array["T"]
+    assert missed.function == "gather"
+    assert "units of work per indirect access" in missed.message
+    assert missed.args["Index"] == "B"
+    assert report.statistics == {"accel-prefetch.NumAccessesDeclined": 2}
+    assert not report.passed()
+    assert "llvm.prefetch" not in str(gather_module)
+
+
+def test_passed_remarks_and_statistics():
+    module = llvmaccel.load_module(KERNELS / "embedding_bag.ll")
+    report = llvmaccel.run_passes(module, "default<O3>", target="host")
+    assert report.fired() == ["accel-prefetch"]
+    (passed,) = report.passed()
+    assert passed.function == "embedding_bag_sum"
+    assert passed.message.startswith("prefetched table[...] via indices, ")
+    assert passed.message.endswith("4 lines")
+    assert int(passed.args["Lines"]) == 4
+    assert report.statistics["accel-prefetch.NumIndirectPrefetches"] == 4
+    assert report.statistics["accel-prefetch.NumLoopsPrefetched"] == 1
+    assert str(module).count("call void @llvm.prefetch") == 4
+    table = report.table().splitlines()
+    assert table[0].split()[:3] == ["pass", "kind", "function"]
+    assert any("prefetched table" in line for line in table)
 
 
 def test_remark_filter_selects_other_passes(axpy_module):
