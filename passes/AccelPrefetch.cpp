@@ -80,6 +80,7 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
@@ -127,7 +128,18 @@ constexpr unsigned DefaultInnerTripCount = 16;
 /// more than the 10-16 line fill buffers), and prefetching buys nothing:
 /// measured 0.97-1.03x on `s += T[idx[i]]` (about 9 units per access).
 /// Embedding bags (a 4-line row per index, 37 units at -O2) gain.
-constexpr unsigned MinWorkPerIndirectAccess = 16;
+static cl::opt<unsigned> MinWorkPerIndirectAccess(
+    "accel-prefetch-min-work", cl::Hidden, cl::init(16),
+    cl::desc("Units of TTI cost an iteration must carry per indirect access "
+             "for accel-prefetch to prefetch it"));
+/// Prefetched lines a core can have in flight: the L1 miss buffers (10-24
+/// on current x86 and Arm cores) plus the L2's, roughly. A longer look-ahead
+/// only queues prefetches behind full buffers and evicts lines before use,
+/// so the computed distance keeps distance * lines-per-iteration below it.
+static cl::opt<unsigned> MaxLinesInFlight(
+    "accel-prefetch-lines-in-flight", cl::Hidden, cl::init(32),
+    cl::desc("Most prefetched cache lines accel-prefetch keeps in flight "
+             "when it computes the distance"));
 /// Loops known to run at most this many iterations are left alone (runtime
 /// unrolling remainders, short fixed loops): every look-ahead would clamp.
 constexpr unsigned MaxShortTripCount = 4;
@@ -392,7 +404,7 @@ private:
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
   uint64_t iterationCost(const Loop &Lp) const;
-  unsigned computeDistance(uint64_t Cost) const;
+  unsigned computeDistance(uint64_t Cost, unsigned Lines) const;
   unsigned minStride() const;
   SmallVector<int64_t, 8> linePoints(const AccessGroup &G) const;
   std::optional<int64_t> constantStride(const SCEV *S) const;
@@ -642,13 +654,17 @@ uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
   return std::max<uint64_t>(Cost, 1);
 }
 
-unsigned LoopPrefetcher::computeDistance(uint64_t Cost) const {
+/// Iterations ahead: enough to cover the memory latency at the loop's pace,
+/// but no more lines in flight than the core can track (\p Lines are
+/// prefetched per iteration).
+unsigned LoopPrefetcher::computeDistance(uint64_t Cost, unsigned Lines) const {
   if (Opts.Distance)
     return *Opts.Distance;
   unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
   uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
-  uint64_t D = std::clamp<uint64_t>(divideCeil(Latency, Cycles), MinDistance,
-                                    MaxDistance);
+  uint64_t D = divideCeil(Latency, Cycles);
+  D = std::min<uint64_t>(D, MaxLinesInFlight / std::max(Lines, 1u));
+  D = std::clamp<uint64_t>(D, MinDistance, MaxDistance);
   return std::min<uint64_t>(D, TTI.getMaxPrefetchIterationsAhead());
 }
 
@@ -984,11 +1000,6 @@ bool LoopPrefetcher::run() {
   });
 
   uint64_t Cost = iterationCost(L);
-  unsigned D = computeDistance(Cost);
-  LLVM_DEBUG(dbgs() << "accel-prefetch: loop " << L.getHeader()->getName()
-                    << ": cost " << Cost << " per iteration, distance " << D
-                    << ", " << Indirect.size() << " indirect and "
-                    << Affine.size() << " affine groups\n");
 
   // Strided candidates.
   SmallVector<std::pair<AccessGroup *, int64_t>, 4> Strided;
@@ -1034,7 +1045,7 @@ bool LoopPrefetcher::run() {
                  << ore::NV("Index", chainNames(*G)) << ": the loop does "
                  << ore::NV("Work", Work)
                  << " units of work per indirect access (needs "
-                 << ore::NV("MinWork", MinWorkPerIndirectAccess)
+                 << ore::NV("MinWork", unsigned(MinWorkPerIndirectAccess))
                  << "): out-of-order execution already overlaps these misses";
         });
       NumAccessesDeclined += Chosen.size();
@@ -1044,6 +1055,18 @@ bool LoopPrefetcher::run() {
 
   if (Strided.empty() && Chosen.empty())
     return false;
+
+  unsigned Lines = 0;
+  for (auto [G, Stride] : Strided)
+    Lines += linePoints(*G).size();
+  for (AccessGroup *G : Chosen)
+    Lines += linePoints(*G).size();
+  unsigned D = computeDistance(Cost, Lines);
+  LLVM_DEBUG(dbgs() << "accel-prefetch: loop " << L.getHeader()->getName()
+                    << ": cost " << Cost << " per iteration, " << Lines
+                    << " lines per iteration, distance " << D << ", "
+                    << Chosen.size() << " indirect and " << Strided.size()
+                    << " strided groups\n");
 
   // Transform: all new code goes to the top of the header, the trip count
   // to the preheader.
