@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Benchmark of the llvmaccel frontends: a DLRM-style model, an MLP and a
+transformer block.
+
+Variants (each is one call of the model's forward pass, inference only):
+
+``llvmaccel``
+    ``torch.compile(model, backend="llvmaccel")`` (llvmaccel passes on).
+``llvmaccel-noaccel``
+    the same with ``options={"auto": "none"}``: plain ``default<O3>``.
+``eager``
+    PyTorch eager.
+``inductor``
+    ``torch.compile(model)`` (TorchInductor, C++ codegen on the CPU).
+``jax.jit``
+    the same model written in JAX (DLRM only; fixed-size bags as
+    ``take`` + ``sum``), under ``jax.jit``.
+
+Everything runs single-threaded (``torch.set_num_threads(1)``, XLA flags
+``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``). In
+each round every variant runs once, in a fixed interleaved order, on the same
+inputs; per variant the median over the rounds is reported. Outputs are
+checked against eager before timing.
+
+Usage::
+
+    .venv/bin/python bench/frontends/run.py            # full run (~5-10 min)
+    .venv/bin/python bench/frontends/run.py --quick    # tiny sizes, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+os.environ.setdefault("XLA_FLAGS",
+                      "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+RESULTS = REPO / "bench" / "results"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    tables: int
+    rows: int
+    dim: int
+    batch: int
+    bag: int
+    dense: int
+    mlp_batch: int
+    mlp_width: int
+    block_batch: int
+    block_seq: int
+    block_dim: int
+    rounds: int
+
+
+FULL = Sizes(tables=4, rows=1_000_000, dim=64, batch=2048, bag=32, dense=13,
+             mlp_batch=256, mlp_width=512, block_batch=4, block_seq=128, block_dim=256,
+             rounds=9)
+QUICK = Sizes(tables=2, rows=5000, dim=16, batch=64, bag=8, dense=13,
+              mlp_batch=16, mlp_width=64, block_batch=2, block_seq=16, block_dim=32, rounds=5)
+
+
+# --- models -------------------------------------------------------------------
+
+
+class DLRM(nn.Module):
+    """Embedding bags + bottom MLP + dot interaction + top MLP."""
+
+    def __init__(self, s: Sizes):
+        super().__init__()
+        self.embs = nn.ModuleList(nn.EmbeddingBag(s.rows, s.dim, mode="sum", _weight=torch.empty(
+            s.rows, s.dim).uniform_(-0.05, 0.05)) for _ in range(s.tables))
+        self.bottom = nn.Sequential(nn.Linear(s.dense, 128), nn.ReLU(), nn.Linear(128, s.dim),
+                                    nn.ReLU())
+        n = s.tables + 1
+        li, lj = torch.tril_indices(n, n, -1)
+        self.register_buffer("li", li, persistent=False)
+        self.register_buffer("lj", lj, persistent=False)
+        self.top = nn.Sequential(nn.Linear(s.dim + n * (n - 1) // 2, 128), nn.ReLU(),
+                                 nn.Linear(128, 1))
+
+    def forward(self, dense, indices, offsets):
+        x = self.bottom(dense)
+        feats = [x] + [e(indices[t], offsets[t]) for t, e in enumerate(self.embs)]
+        z = torch.stack(feats, 1)
+        inter = torch.bmm(z, z.transpose(1, 2))[:, self.li, self.lj]
+        return torch.sigmoid(self.top(torch.cat([x, inter], 1)))
+
+
+class MLP(nn.Module):
+    def __init__(self, s: Sizes):
+        super().__init__()
+        w = s.mlp_width
+        self.net = nn.Sequential(nn.Linear(w, 2 * w), nn.GELU(), nn.Linear(2 * w, w), nn.ReLU(),
+                                 nn.Linear(w, 16))
+
+    def forward(self, x):
+        return torch.log_softmax(self.net(x), -1)
+
+
+class Block(nn.Module):
+    def __init__(self, s: Sizes, heads: int = 4):
+        super().__init__()
+        d = s.block_dim
+        self.h = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.h, d // self.h).transpose(1, 2) for z in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.h) ** 0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+def dlrm_inputs(s: Sizes, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    dense = torch.randn(s.batch, s.dense, generator=g)
+    indices = torch.randint(0, s.rows, (s.tables, s.batch * s.bag), generator=g)
+    offsets = (torch.arange(s.batch) * s.bag).repeat(s.tables, 1)
+    return dense, indices, offsets
+
+
+def jax_dlrm(model: DLRM, s: Sizes):
+    """The same DLRM in JAX (weights shared through numpy), under jax.jit."""
+    import jax
+    import jax.numpy as jnp
+
+    def lin(m):
+        return jnp.asarray(m.weight.detach().numpy().T), jnp.asarray(m.bias.detach().numpy())
+
+    tables = [jnp.asarray(e.weight.detach().numpy()) for e in model.embs]
+    b1, b2 = lin(model.bottom[0]), lin(model.bottom[2])
+    t1, t2 = lin(model.top[0]), lin(model.top[2])
+    li, lj = np.asarray(model.li), np.asarray(model.lj)
+
+    def fwd(params, dense, indices):
+        tables, b1, b2, t1, t2 = params
+        x = jax.nn.relu(jax.nn.relu(dense @ b1[0] + b1[1]) @ b2[0] + b2[1])
+        feats = [x] + [jnp.take(t, indices[k], axis=0).reshape(s.batch, s.bag, s.dim).sum(1)
+                       for k, t in enumerate(tables)]
+        z = jnp.stack(feats, 1)
+        inter = jnp.einsum("bid,bjd->bij", z, z)[:, li, lj]
+        h = jax.nn.relu(jnp.concatenate([x, inter], 1) @ t1[0] + t1[1])
+        return jax.nn.sigmoid(h @ t2[0] + t2[1])
+
+    jitted = jax.jit(fwd)
+    params = (tables, b1, b2, t1, t2)
+    return lambda dense, indices, offsets: jitted(params, dense, indices), (jax, jnp)
+
+
+# --- harness --------------------------------------------------------------------
+
+
+def timed(fn, args) -> float:
+    t0 = time.perf_counter()
+    out = fn(*args)
+    if hasattr(out, "block_until_ready"):
+        out.block_until_ready()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def bench_model(name: str, model: nn.Module, args: tuple, rounds: int, extra: dict | None = None,
+                jax_args: tuple | None = None) -> dict:
+    import llvmaccel.torch as lt
+
+    model.eval()
+    variants = {
+        "llvmaccel": torch.compile(model, backend="llvmaccel", dynamic=False),
+        "llvmaccel-noaccel": torch.compile(model, backend="llvmaccel", dynamic=False,
+                                           options={"auto": "none"}),
+        "eager": model,
+        "inductor": torch.compile(model, dynamic=False),
+    }
+    call_args = {k: args for k in variants}
+    for k, (fn, a) in (extra or {}).items():
+        variants[k] = fn
+        call_args[k] = a
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = model(*args)
+        compile_s = {}
+        for k, fn in variants.items():
+            t0 = time.perf_counter()
+            out = fn(*call_args[k])
+            compile_s[k] = time.perf_counter() - t0
+            out = torch.from_numpy(np.asarray(out)) if not isinstance(out, torch.Tensor) else out
+            torch.testing.assert_close(out.reshape(ref.shape), ref, rtol=2e-3, atol=2e-3)
+        for k, fn in variants.items():  # second warm-up call
+            fn(*call_args[k])
+        times: dict[str, list[float]] = {k: [] for k in variants}
+        for _ in range(rounds):
+            for k, fn in variants.items():
+                times[k].append(timed(fn, call_args[k]))
+        ex = lt.explain(model, *args)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    base = med["llvmaccel"]
+    return {
+        "model": name,
+        "median_ms": med,
+        "all_ms": times,
+        "first_call_s": compile_s,
+        "speedup_of_llvmaccel_over": {k: v / base for k, v in med.items() if k != "llvmaccel"},
+        "fully_compiled": ex.fully_compiled,
+        "passes_fired": ex.passes_fired(),
+        "prefetch_remarks": [r.message for r in ex.remarks
+                             if r.pass_name == "accel-prefetch" and r.kind == "passed"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--out", type=Path, default=RESULTS,
+                    help="directory for frontends.json and frontends.md")
+    ap.add_argument("--models", default="dlrm,mlp,block")
+    opts = ap.parse_args(argv)
+    s = QUICK if opts.quick else FULL
+    rounds = opts.rounds or s.rounds
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
+    results = []
+    models = opts.models.split(",")
+    if "dlrm" in models:
+        model = DLRM(s).eval()
+        args = dlrm_inputs(s)
+        extra = {}
+        try:
+            jfn, (jax, jnp) = jax_dlrm(model, s)
+            jargs = (jnp.asarray(args[0].numpy()), jnp.asarray(args[1].numpy()), None)
+            extra["jax.jit"] = (jfn, jargs)
+        except ImportError:
+            pass
+        r = bench_model("dlrm", model, args, rounds, extra)
+        r["table_bytes"] = s.tables * s.rows * s.dim * 4
+        results.append(r)
+        del model, extra
+    if "mlp" in models:
+        results.append(bench_model("mlp", MLP(s), (torch.randn(s.mlp_batch, s.mlp_width),),
+                                   rounds))
+    if "block" in models:
+        results.append(bench_model(
+            "transformer_block", Block(s),
+            (torch.randn(s.block_batch, s.block_seq, s.block_dim),), rounds))
+    command = "cd /work/main && .venv/bin/python bench/frontends/run.py" + (
+        " " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])) if (
+            argv or sys.argv[1:]) else "")
+    meta = {
+        "command": command,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": platform.machine(),
+        "cpu": _cpu_name(),
+        "torch": torch.__version__,
+        "threads": 1,
+        "rounds": rounds,
+        "sizes": asdict(s),
+    }
+    try:
+        import jax
+
+        meta["jax"] = jax.__version__
+    except ImportError:
+        pass
+    import llvmaccel
+
+    meta["llvm"] = llvmaccel.llvm_version()
+    opts.out.mkdir(parents=True, exist_ok=True)
+    (opts.out / "frontends.json").write_text(json.dumps({"meta": meta, "results": results},
+                                                        indent=2) + "\n")
+    (opts.out / "frontends.md").write_text(_markdown(meta, results))
+    print(_markdown(meta, results))
+    return 0
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _markdown(meta: dict, results: list[dict]) -> str:
+    s = meta["sizes"]
+    lines = [
+        "# llvmaccel frontends benchmark",
+        "",
+        f"Reproduce: `{meta['command']}`",
+        "",
+        f"{meta['date']}, {meta['cpu']}, 1 thread, torch {meta['torch']}, "
+        f"jax {meta.get('jax', '-')}, LLVM {meta['llvm']}; median of {meta['rounds']} "
+        "interleaved rounds.",
+        "",
+        f"DLRM: {s['tables']} tables x {s['rows']} rows x {s['dim']} f32 "
+        f"({s['tables'] * s['rows'] * s['dim'] * 4 / 2**30:.2f} GiB), batch {s['batch']}, "
+        f"bags of {s['bag']}. MLP: batch {s['mlp_batch']}, width {s['mlp_width']}. "
+        f"Transformer block: {s['block_batch']}x{s['block_seq']}x{s['block_dim']}.",
+        "",
+        "| model | variant | median ms | llvmaccel speed-up vs variant |",
+        "|---|---|---:|---:|",
+    ]
+    for r in results:
+        for k, v in r["median_ms"].items():
+            sp = r["speedup_of_llvmaccel_over"].get(k)
+            lines.append(f"| {r['model']} | {k} | {v:.2f} | {'' if sp is None else f'{sp:.2f}x'} |")
+    lines.append("")
+    for r in results:
+        lines.append(f"- {r['model']}: fully compiled: {r['fully_compiled']}; passes fired: "
+                     f"{', '.join(r['passes_fired']) or '(none)'}"
+                     + (f"; {len(r['prefetch_remarks'])} prefetch remark(s)"
+                        if r["prefetch_remarks"] else ""))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

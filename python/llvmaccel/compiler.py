@@ -1,0 +1,342 @@
+"""Graph -> compiled callable.
+
+:func:`compile_graph` generates LLVM IR for a :class:`~llvmaccel.graph.Graph`
+(:mod:`llvmaccel.codegen`), optimizes it with a pass pipeline
+(:func:`llvmaccel.run_passes`, llvmaccel passes included) and JIT-compiles it
+(:mod:`llvmaccel.jit`). Results are cached:
+
+* in the process, keyed on (graph fingerprint, dtype/rank signature, pipeline,
+  LLVM version, host CPU, ``$LLVMACCEL_AUTO``);
+* on disk, as optimized bitcode and the pipeline's report, under
+  ``$LLVMACCEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/llvmaccel``, else
+  ``~/.cache/llvmaccel`` (``LLVMACCEL_CACHE_DIR=off`` disables it), so a new
+  process skips the optimizer and only generates machine code.
+
+:class:`CompiledGraph` objects are thread-safe: every call allocates its own
+outputs and temporaries, and the GIL is released while the kernel runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import jit
+from ._native import core
+from .codegen import Kernel, generate
+from .graph import DType, Graph, SymExpr, dim_eval
+from .ir import parse_ir
+from .pipeline import Remark, Report, llvm_version, run_passes
+
+__all__ = [
+    "CompiledGraph",
+    "CacheStats",
+    "cache_dir",
+    "compile_graph",
+    "stats",
+    "reset_stats",
+    "clear_memory_cache",
+]
+
+DEFAULT_PIPELINE = "default<O3>"
+_TORCH_DTYPES: dict[str, DType] = {
+    "torch.float32": DType.f32, "torch.float64": DType.f64, "torch.int32": DType.i32,
+    "torch.int64": DType.i64, "torch.bool": DType.bool,
+}
+_NUMPY_DTYPES: dict[str, DType] = {
+    "float32": DType.f32, "float64": DType.f64, "int32": DType.i32, "int64": DType.i64,
+    "bool": DType.bool,
+}
+
+
+@dataclass
+class CacheStats:
+    """Counters of the compilation caches.
+
+    Attributes:
+        compilations: Graphs compiled (code generated and JIT-compiled) in
+            this process; memory-cache hits do not count.
+        optimizations: Of those, runs of the optimization pipeline (disk-cache
+            misses).
+        disk_hits: Compilations that reused optimized bitcode from disk.
+        memory_hits: Requests served from the process-wide cache.
+    """
+
+    compilations: int = 0
+    optimizations: int = 0
+    disk_hits: int = 0
+    memory_hits: int = 0
+
+
+_stats = CacheStats()
+_cache: dict[tuple, CompiledGraph] = {}
+_cache_lock = threading.Lock()
+_key_locks: dict[tuple, threading.Lock] = {}
+
+
+def stats() -> CacheStats:
+    """The cache counters (a live object; see :func:`reset_stats`)."""
+    return _stats
+
+
+def reset_stats() -> None:
+    """Sets every cache counter to zero."""
+    _stats.compilations = _stats.optimizations = _stats.disk_hits = _stats.memory_hits = 0
+
+
+def clear_memory_cache() -> None:
+    """Forgets the compiled graphs of this process (the disk cache stays)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def cache_dir() -> Path | None:
+    """The on-disk cache directory, or None when disabled."""
+    env = os.environ.get("LLVMACCEL_CACHE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("off", "0", "none", ""):
+            return None
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "llvmaccel"
+
+
+def _dtype_of(value: Any, index: int) -> DType:
+    name = str(value.dtype)
+    dt = _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
+    if dt is None:
+        raise TypeError(f"input {index}: dtype {name} is not supported by llvmaccel "
+                        "(float32, float64, int32, int64, bool)")
+    return dt
+
+
+class CompiledGraph:
+    """A graph compiled to machine code; call it with arrays or tensors.
+
+    ``compiled(*inputs, symbols={...})`` takes numpy arrays or CPU torch
+    tensors (made contiguous if needed) and returns a list of outputs of the
+    same kind. Size symbols are bound from input dims that are a bare symbol;
+    others can be given in ``symbols``.
+
+    Attributes:
+        graph: The source graph.
+        kernel: The generated code (``kernel.ir`` is the unoptimized IR).
+        report: Remarks and statistics of the optimization pipeline.
+        pipeline: The pass pipeline used.
+        optimized_ir: The optimized module as text (computed on demand).
+    """
+
+    def __init__(self, graph: Graph, kernel: Kernel, module: jit.CompiledModule,
+                 report: Report, pipeline: str, bitcode: bytes) -> None:
+        self.graph = graph
+        self.kernel = kernel
+        self.report = report
+        self.pipeline = pipeline
+        self._module = module  # keeps the machine code alive
+        self._bitcode = bitcode
+        nptr = len(kernel.inputs) + len(kernel.constants) + len(kernel.outputs) + \
+            len(kernel.temps)
+        argtypes = [ctypes.c_void_p] * nptr + [ctypes.c_int64] * len(kernel.symbols)
+        self._fn = module.ctypes_function(kernel.name, ctypes.c_int32, *argtypes)
+        self._consts = [graph.constants[c] for c in kernel.constants]
+        self._const_ptrs = [a.ctypes.data for a in self._consts]
+        self._inputs = [graph.nodes[i] for i in kernel.inputs]
+
+    @property
+    def optimized_ir(self) -> str:
+        """Textual IR of the optimized module."""
+        return str(parse_ir(self._bitcode))
+
+    def __repr__(self) -> str:
+        return (f"<llvmaccel.CompiledGraph {len(self._inputs)} inputs -> "
+                f"{len(self.kernel.output_map)} outputs, pipeline={self.pipeline!r}>")
+
+    def bind(self, inputs: tuple, symbols: dict[str, int] | None = None) -> dict[str, int]:
+        """Checks ``inputs`` against the graph and returns the symbol values."""
+        if len(inputs) != len(self._inputs):
+            raise TypeError(f"expected {len(self._inputs)} inputs, got {len(inputs)}")
+        env: dict[str, int] = {k: int(v) for k, v in (symbols or {}).items()}
+        deferred = []
+        for k, (x, node) in enumerate(zip(inputs, self._inputs, strict=False)):
+            dt = _dtype_of(x, k)
+            if dt is not node.dtype:
+                raise TypeError(f"input {k}: expected dtype {node.dtype.numpy}, "
+                                f"got {dt.numpy}")
+            shape = tuple(x.shape)
+            if len(shape) != node.rank:
+                raise ValueError(f"input {k}: expected rank {node.rank}, got shape {shape}")
+            for d, size in zip(node.shape, shape, strict=False):
+                if isinstance(d, SymExpr) and d.op == "sym":
+                    name = d.args[0]
+                    if name in env and env[name] != size:
+                        raise ValueError(f"input {k}: size {size} conflicts with "
+                                         f"{name}={env[name]} bound earlier")
+                    env[name] = int(size)
+                else:
+                    deferred.append((k, d, size, shape))
+        for k, d, size, shape in deferred:
+            if dim_eval(d, env) != size:
+                raise ValueError(f"input {k}: shape {shape} does not match the compiled "
+                                 f"graph ({', '.join(str(s) for s in self._inputs[k].shape)})")
+        for s in self.kernel.symbols:
+            if s not in env:
+                raise ValueError(f"size symbol {s!r} is not bound by the inputs; pass "
+                                 "symbols={...}")
+        return env
+
+    def __call__(self, *inputs: Any, symbols: dict[str, int] | None = None) -> list[Any]:
+        env = self.bind(inputs, symbols)
+        use_torch = any(type(x).__module__.startswith("torch") for x in inputs)
+        if use_torch:
+            import torch
+
+            args = []
+            for k, x in enumerate(inputs):
+                if not isinstance(x, torch.Tensor):
+                    x = torch.as_tensor(np.asarray(x))
+                if x.device.type != "cpu":
+                    raise ValueError(f"input {k}: tensor is on {x.device}, not the CPU")
+                if not x.is_contiguous():
+                    x = x.contiguous()
+                args.append(x)
+
+            def alloc(shape: tuple, dt: DType) -> Any:
+                return torch.empty(shape, dtype=getattr(torch, {"f32": "float32", "f64":
+                                   "float64", "i32": "int32", "i64": "int64",
+                                   "bool": "bool"}[dt.value[0]]))
+
+            def ptr(x: Any) -> int | None:
+                return x.data_ptr() or None
+        else:
+            args = [np.ascontiguousarray(x) for x in inputs]
+
+            def alloc(shape: tuple, dt: DType) -> Any:
+                return np.empty(shape, dtype=dt.numpy)
+
+            def ptr(x: Any) -> int | None:
+                return x.ctypes.data or None
+        outs = []
+        for shape, dt in self.kernel.outputs:
+            dims = tuple(dim_eval(d, env) for d in shape)
+            if any(d < 0 for d in dims):
+                raise ValueError(f"negative output size {dims}")
+            outs.append(alloc(dims, dt))
+        temps = []
+        for shape, dt in self.kernel.temps:
+            dims = tuple(dim_eval(d, env) for d in shape)
+            if any(d < 0 for d in dims):
+                raise ValueError(f"negative intermediate size {dims}")
+            temps.append(alloc(dims, dt))
+        ptrs = [ptr(a) for a in args] + self._const_ptrs + [ptr(o) for o in outs] + \
+            [ptr(t) for t in temps]
+        rc = self._fn(*ptrs, *(env[s] for s in self.kernel.symbols))
+        if rc != 0:
+            kind, message = self.kernel.errors.get(rc, ("RuntimeError",
+                                                        f"kernel failed with code {rc}"))
+            raise {"IndexError": IndexError, "ValueError": ValueError}.get(
+                kind, RuntimeError)(message)
+        del args, temps
+        return [outs[i] for i in self.kernel.output_map]
+
+
+def _signature(graph: Graph) -> tuple:
+    return tuple((n.dtype.value[0], n.rank) for n in graph.inputs)
+
+
+def _host_cpu() -> str:
+    return core.host_cpu()
+
+
+def compile_graph(graph: Graph, pipeline: str | None = None,
+                  auto: str | None = None) -> CompiledGraph:
+    """Compiles ``graph`` (or returns the cached compilation).
+
+    Args:
+        graph: The graph; it must not change afterwards.
+        pipeline: Pass pipeline; default ``"default<O3>"`` (llvmaccel passes
+            at their extension points).
+        auto: Which llvmaccel passes join the default pipelines: ``"all"``,
+            ``"none"`` or comma-separated pass names; None leaves it to
+            ``$LLVMACCEL_AUTO`` (default all).
+    """
+    pipeline = pipeline or DEFAULT_PIPELINE
+    if auto is None:
+        auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
+    key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _stats.memory_hits += 1
+            return hit
+        lock = _key_locks.setdefault(key, threading.Lock())
+    with lock:
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _stats.memory_hits += 1
+                return hit
+        compiled = _compile(graph, pipeline, key)
+        with _cache_lock:
+            _cache[key] = compiled
+            _stats.compilations += 1
+        return compiled
+
+
+def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
+    kernel = generate(graph)
+    digest = hashlib.sha256(
+        "\0".join([kernel.ir, *map(str, key[2:])]).encode()).hexdigest()[:40]
+    directory = cache_dir()
+    bitcode: bytes | None = None
+    report: Report | None = None
+    if directory is not None:
+        bitcode, report = _disk_load(directory, digest)
+    if bitcode is None or report is None:
+        module = parse_ir(kernel.ir, name="llvmaccel-graph")
+        report = run_passes(module, pipeline, target="host", auto=key[5].split(","))
+        bitcode = module.to_bitcode()
+        _stats.optimizations += 1
+        if directory is not None:
+            _disk_store(directory, digest, bitcode, report)
+    else:
+        _stats.disk_hits += 1
+    compiled_module = jit.compile(parse_ir(bitcode, name="llvmaccel-graph"),
+                                  "function(verify)")
+    return CompiledGraph(graph, kernel, compiled_module, report, pipeline, bitcode)
+
+
+def _disk_load(directory: Path, digest: str) -> tuple[bytes | None, Report | None]:
+    try:
+        bc = (directory / f"{digest}.bc").read_bytes()
+        meta = json.loads((directory / f"{digest}.json").read_text())
+        report = Report(remarks=[Remark(**r) for r in meta["remarks"]],
+                        statistics=dict(meta["statistics"]))
+        return bc, report
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, None
+
+
+def _disk_store(directory: Path, digest: str, bitcode: bytes, report: Report) -> None:
+    meta = {
+        "remarks": [r.__dict__ for r in report.remarks],
+        "statistics": report.statistics,
+    }
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for suffix, data in ((".bc", bitcode), (".json", json.dumps(meta).encode())):
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=digest, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, directory / f"{digest}{suffix}")
+    except OSError:
+        pass  # a read-only or full cache directory only costs speed

@@ -1,0 +1,597 @@
+"""A small tensor graph IR shared by the PyTorch and JAX frontends.
+
+A :class:`Graph` is a DAG of :class:`Node` values in topological order. Every
+node has a dtype (:class:`DType`) and a shape whose sizes are ints or symbolic
+expressions (:class:`SymExpr`) over named size symbols. Symbolic sizes become
+run-time arguments of the generated kernel, so a new batch size does not
+recompile.
+
+Views (reshape, permute, broadcast, slice, select, pad) are nodes like any
+other: the code generator treats every node as a function from an output index
+to a value and decides which nodes to materialize, so views never copy unless
+they must.
+
+Build graphs with the methods of :class:`Graph`::
+
+    g = Graph()
+    x = g.input("x", (Sym("n"), 4), DType.f32)
+    y = g.unary("exp", x)
+    g.set_outputs([g.reduce("sum", y, axes=(1,))])
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = [
+    "DType",
+    "Dim",
+    "Graph",
+    "GraphError",
+    "Node",
+    "Sym",
+    "SymExpr",
+    "UNARY_OPS",
+    "BINARY_OPS",
+    "COMPARE_OPS",
+    "REDUCE_OPS",
+    "dim_eval",
+    "dim_str",
+]
+
+
+class GraphError(ValueError):
+    """A graph is malformed: bad shapes, dtypes or arguments of an op."""
+
+
+class DType(Enum):
+    """Element types of the graph IR: (name, LLVM register type, bytes)."""
+
+    f32 = ("f32", "float", 4)
+    f64 = ("f64", "double", 8)
+    i32 = ("i32", "i32", 4)
+    i64 = ("i64", "i64", 8)
+    bool = ("bool", "i1", 1)
+
+    @property
+    def llvm(self) -> str:
+        """LLVM type of a value in registers (``i1`` for bool)."""
+        return self.value[1]
+
+    @property
+    def mem(self) -> str:
+        """LLVM type of an element in memory (``i8`` for bool)."""
+        return "i8" if self is DType.bool else self.value[1]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in memory."""
+        return self.value[2]
+
+    @property
+    def is_float(self) -> bool:
+        """True for f32 and f64."""
+        return self in (DType.f32, DType.f64)
+
+    @property
+    def is_int(self) -> bool:
+        """True for i32 and i64 (not bool)."""
+        return self in (DType.i32, DType.i64)
+
+    @property
+    def numpy(self) -> str:
+        """The numpy dtype name."""
+        return {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64",
+                "bool": "bool"}[self.value[0]]
+
+    def __repr__(self) -> str:
+        return f"DType.{self.value[0]}"
+
+
+# ---------------------------------------------------------------------------
+# Symbolic sizes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SymExpr:
+    """A symbolic size: a symbol, or an operation over sizes.
+
+    ``op`` is ``"sym"`` (``args`` = (name,)), or one of ``"add"``, ``"mul"``,
+    ``"floordiv"``, ``"mod"``, ``"max"``, ``"min"`` over two :data:`Dim` args.
+    Build them with :func:`Sym` and the arithmetic operators.
+    """
+
+    op: str
+    args: tuple[Any, ...]
+
+    def __str__(self) -> str:
+        if self.op == "sym":
+            return str(self.args[0])
+        a, b = (dim_str(x) for x in self.args)
+        sign = {"add": "+", "mul": "*", "floordiv": "//", "mod": "%"}.get(self.op)
+        return f"({a}{sign}{b})" if sign else f"{self.op}({a},{b})"
+
+    def __add__(self, other: Dim) -> Dim:
+        return dim_op("add", self, other)
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Dim) -> Dim:
+        return dim_op("mul", self, other)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Dim) -> Dim:
+        return dim_op("floordiv", self, other)
+
+    def symbols(self) -> set[str]:
+        """Names of the symbols the expression uses."""
+        if self.op == "sym":
+            return {self.args[0]}
+        out: set[str] = set()
+        for a in self.args:
+            if isinstance(a, SymExpr):
+                out |= a.symbols()
+        return out
+
+
+Dim = int | SymExpr
+
+
+def Sym(name: str) -> SymExpr:  # noqa: N802 - reads like a type
+    """The size symbol ``name`` (a non-negative run-time integer)."""
+    return SymExpr("sym", (name,))
+
+
+def dim_op(op: str, a: Dim, b: Dim) -> Dim:
+    """``a op b`` with constant folding and the obvious identities."""
+    if isinstance(a, int) and isinstance(b, int):
+        return {
+            "add": a + b,
+            "mul": a * b,
+            "floordiv": a // b if b else 0,
+            "mod": a % b if b else 0,
+            "max": max(a, b),
+            "min": min(a, b),
+        }[op]
+    if op == "add":
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+    if op == "mul":
+        if a == 1:
+            return b
+        if b == 1:
+            return a
+        if a == 0 or b == 0:
+            return 0
+    if op == "floordiv" and b == 1:
+        return a
+    if op in ("add", "mul") and isinstance(a, int):  # canonical: constant last
+        a, b = b, a
+    return SymExpr(op, (a, b))
+
+
+def dim_eval(d: Dim, env: dict[str, int]) -> int:
+    """The value of ``d`` with the symbols bound by ``env``."""
+    if isinstance(d, int):
+        return d
+    if d.op == "sym":
+        try:
+            return int(env[d.args[0]])
+        except KeyError:
+            raise GraphError(f"size symbol {d.args[0]!r} is not bound") from None
+    a, b = (dim_eval(x, env) for x in d.args)
+    return dim_op(d.op, a, b)  # type: ignore[return-value]
+
+
+def dim_str(d: Dim) -> str:
+    """Text of a size (for fingerprints and messages)."""
+    return str(d)
+
+
+def shape_numel(shape: tuple[Dim, ...]) -> Dim:
+    """Product of the sizes of ``shape``."""
+    n: Dim = 1
+    for d in shape:
+        n = dim_op("mul", n, d)
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Nodes and graphs
+# ---------------------------------------------------------------------------
+
+UNARY_OPS = frozenset({
+    "neg", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
+    "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf", "erfc", "sin", "cos", "floor", "ceil",
+    "round", "trunc", "reciprocal", "not", "sign", "square",
+})
+BINARY_OPS = frozenset({
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "and", "or", "xor",
+    "rem", "floordiv", "atan2",
+})
+COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
+
+
+@dataclass(eq=False)
+class Node:
+    """One value of a graph.
+
+    Attributes:
+        op: Operation name (see the builder methods of :class:`Graph`).
+        inputs: Operand nodes.
+        shape: Sizes (ints or :class:`SymExpr`).
+        dtype: Element type.
+        attrs: Op parameters (hashable values only).
+        id: Position in the graph (set by the graph).
+    """
+
+    op: str
+    inputs: tuple[Node, ...]
+    shape: tuple[Dim, ...]
+    dtype: DType
+    attrs: dict[str, Any] = field(default_factory=dict)
+    id: int = -1
+
+    @property
+    def rank(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        shape = ",".join(dim_str(d) for d in self.shape)
+        args = ", ".join(f"%{i.id}" for i in self.inputs)
+        attrs = "".join(f" {k}={v!r}" for k, v in sorted(self.attrs.items()))
+        return f"%{self.id} = {self.op}({args}){attrs} : {self.dtype.value[0]}[{shape}]"
+
+
+def _broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    rank = max(len(s) for s in shapes)
+    out: list[Dim] = []
+    for i in range(rank):
+        dim: Dim = 1
+        for s in shapes:
+            j = i - (rank - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif isinstance(dim, int) and isinstance(d, int) and dim != d:
+                raise GraphError(f"shapes {shapes} do not broadcast")
+            elif isinstance(dim, SymExpr) and isinstance(d, int):
+                dim = d  # the constant is the better-known size of the two
+        out.append(dim)
+    return tuple(out)
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The dtype of an arithmetic op over ``a`` and ``b`` (numpy-like)."""
+    order = [DType.bool, DType.i32, DType.i64, DType.f32, DType.f64]
+    return a if order.index(a) >= order.index(b) else b
+
+
+class Graph:
+    """A tensor graph: inputs, nodes in topological order, outputs.
+
+    Attributes:
+        inputs: The ``input`` nodes, in argument order.
+        nodes: Every node, in topological order.
+        outputs: The result nodes, in result order.
+        constants: Values of ``constant`` tensors (node id -> numpy array).
+    """
+
+    def __init__(self) -> None:
+        self.inputs: list[Node] = []
+        self.nodes: list[Node] = []
+        self.outputs: list[Node] = []
+        self.constants: dict[int, Any] = {}
+
+    # -- bookkeeping ------------------------------------------------------
+    def _add(self, node: Node) -> Node:
+        for i in node.inputs:
+            if i.id < 0 or i.id >= len(self.nodes) or self.nodes[i.id] is not i:
+                raise GraphError(f"operand {i!r} of {node.op} is not a node of this graph")
+        node.id = len(self.nodes)
+        self.nodes.append(node)
+        return node
+
+    def set_outputs(self, outputs: list[Node]) -> None:
+        """Sets the graph's results."""
+        self.outputs = list(outputs)
+
+    def symbols(self) -> list[str]:
+        """Every size symbol the graph uses, sorted by name."""
+        names: set[str] = set()
+        for n in self.nodes:
+            for d in n.shape:
+                if isinstance(d, SymExpr):
+                    names |= d.symbols()
+            for v in n.attrs.values():
+                for d in v if isinstance(v, tuple) else (v,):
+                    if isinstance(d, SymExpr):
+                        names |= d.symbols()
+        return sorted(names)
+
+    def __str__(self) -> str:
+        lines = [repr(n) for n in self.nodes]
+        lines.append("return " + ", ".join(f"%{o.id}" for o in self.outputs))
+        return "\n".join(lines)
+
+    def fingerprint(self) -> str:
+        """A hash of the graph's structure (constants included)."""
+        h = hashlib.sha256(str(self).encode())
+        for k in sorted(self.constants):
+            arr = self.constants[k]
+            h.update(f"{k}:{arr.dtype}:{arr.shape}".encode())
+            h.update(arr.tobytes())
+        return h.hexdigest()[:32]
+
+    # -- leaves -----------------------------------------------------------
+    def input(self, name: str, shape: tuple[Dim, ...], dtype: DType) -> Node:
+        """A graph argument ``name`` (a contiguous tensor at run time)."""
+        n = self._add(Node("input", (), tuple(shape), dtype, {"name": name}))
+        self.inputs.append(n)
+        return n
+
+    def constant(self, value: Any, dtype: DType) -> Node:
+        """A tensor constant (a numpy array, baked into the compiled code's
+        arguments, or a scalar folded into the IR)."""
+        import numpy as np
+
+        arr = np.asarray(value)
+        if arr.ndim == 0:
+            v = arr.item()
+            v = bool(v) if dtype is DType.bool else (float(v) if dtype.is_float else int(v))
+            return self._add(Node("scalar", (), (), dtype, {"value": v}))
+        arr = np.ascontiguousarray(arr.astype(dtype.numpy))
+        n = self._add(Node("constant", (), tuple(int(d) for d in arr.shape), dtype, {}))
+        self.constants[n.id] = arr
+        return n
+
+    def scalar(self, value: int | float | bool, dtype: DType) -> Node:
+        """A 0-d constant."""
+        return self.constant(value, dtype)
+
+    def iota(self, shape: tuple[Dim, ...], dim: int, dtype: DType) -> Node:
+        """``out[i] = i[dim]``."""
+        return self._add(Node("iota", (), tuple(shape), dtype, {"dim": dim}))
+
+    # -- elementwise ------------------------------------------------------
+    def unary(self, op: str, x: Node) -> Node:
+        """Elementwise ``op(x)`` (see :data:`UNARY_OPS`)."""
+        if op not in UNARY_OPS:
+            raise GraphError(f"unknown unary op {op!r}")
+        dtype = x.dtype
+        if op == "not":
+            if x.dtype is not DType.bool:
+                raise GraphError("'not' takes a bool tensor")
+        elif op in ("relu", "neg", "abs", "sign", "square"):
+            if x.dtype is DType.bool:
+                raise GraphError(f"{op} does not take bool")
+        elif not x.dtype.is_float:
+            raise GraphError(f"{op} needs a floating-point operand, got {x.dtype.value[0]}")
+        return self._add(Node("unary", (x,), x.shape, dtype, {"fn": op}))
+
+    def binary(self, op: str, a: Node, b: Node) -> Node:
+        """Elementwise ``op(a, b)`` with broadcasting; operands are cast to
+        their promoted dtype."""
+        if op in COMPARE_OPS:
+            dt = promote(a.dtype, b.dtype)
+            a, b = self.cast(a, dt), self.cast(b, dt)
+            return self._add(Node("compare", (a, b), _broadcast_shapes(a.shape, b.shape),
+                                  DType.bool, {"fn": op}))
+        if op not in BINARY_OPS:
+            raise GraphError(f"unknown binary op {op!r}")
+        dt = promote(a.dtype, b.dtype)
+        if op in ("and", "or", "xor") and dt.is_float:
+            raise GraphError(f"{op} needs integer or bool operands")
+        if op in ("pow", "atan2") and not dt.is_float:
+            raise GraphError(f"{op} needs floating-point operands")
+        if dt is DType.bool and op not in ("and", "or", "xor", "maximum", "minimum"):
+            dt = DType.i64 if op != "div" else DType.f32
+        a, b = self.cast(a, dt), self.cast(b, dt)
+        return self._add(Node("binary", (a, b), _broadcast_shapes(a.shape, b.shape), dt,
+                              {"fn": op}))
+
+    def where(self, cond: Node, a: Node, b: Node) -> Node:
+        """``cond ? a : b`` elementwise, with broadcasting."""
+        if cond.dtype is not DType.bool:
+            cond = self.binary("ne", cond, self.scalar(0, cond.dtype))
+        dt = promote(a.dtype, b.dtype)
+        a, b = self.cast(a, dt), self.cast(b, dt)
+        return self._add(Node("where", (cond, a, b),
+                              _broadcast_shapes(cond.shape, a.shape, b.shape), dt, {}))
+
+    def cast(self, x: Node, dtype: DType) -> Node:
+        """Elementwise conversion (C semantics: floats truncate toward zero;
+        to bool means ``!= 0``)."""
+        if x.dtype is dtype:
+            return x
+        if x.op == "scalar":
+            v = x.attrs["value"]
+            v = bool(v) if dtype is DType.bool else (float(v) if dtype.is_float else int(v))
+            return self._add(Node("scalar", (), (), dtype, {"value": v}))
+        return self._add(Node("cast", (x,), x.shape, dtype, {}))
+
+    # -- views ------------------------------------------------------------
+    def broadcast_to(self, x: Node, shape: tuple[Dim, ...]) -> Node:
+        """``x`` broadcast (numpy rules: leading dims added, size-1 dims
+        stretched) to ``shape``."""
+        shape = tuple(shape)
+        if tuple(x.shape) == shape:
+            return x
+        if len(shape) < x.rank:
+            raise GraphError(f"cannot broadcast {x.shape} to {shape}")
+        off = len(shape) - x.rank
+        for i, d in enumerate(x.shape):
+            if d != 1 and d != shape[off + i] and not (
+                    isinstance(d, SymExpr) or isinstance(shape[off + i], SymExpr)):
+                raise GraphError(f"cannot broadcast {x.shape} to {shape}")
+        return self._add(Node("broadcast", (x,), shape, x.dtype, {}))
+
+    def reshape(self, x: Node, shape: tuple[Dim, ...]) -> Node:
+        """``x`` viewed with a new shape of the same number of elements."""
+        shape = tuple(shape)
+        if shape == tuple(x.shape):
+            return x
+        a, b = shape_numel(shape), shape_numel(x.shape)
+        if isinstance(a, int) and isinstance(b, int) and a != b:
+            raise GraphError(f"cannot reshape {x.shape} to {shape}")
+        return self._add(Node("reshape", (x,), shape, x.dtype, {}))
+
+    def permute(self, x: Node, perm: tuple[int, ...]) -> Node:
+        """``out[i] = x[j]`` with ``j[perm[k]] = i[k]``."""
+        perm = tuple(int(p) % max(x.rank, 1) for p in perm)
+        if sorted(perm) != list(range(x.rank)):
+            raise GraphError(f"bad permutation {perm} of rank {x.rank}")
+        if perm == tuple(range(x.rank)):
+            return x
+        shape = tuple(x.shape[p] for p in perm)
+        return self._add(Node("permute", (x,), shape, x.dtype, {"perm": perm}))
+
+    def slice(self, x: Node, dim: int, start: Dim, stop: Dim, step: int = 1) -> Node:
+        """Elements ``start, start+step, ... < stop`` along ``dim``
+        (start/stop already clamped to ``[0, size]``)."""
+        dim = dim % x.rank
+        if step < 1:
+            raise GraphError("slice step must be positive")
+        length = dim_op("floordiv", dim_op("add", dim_op("add", stop, dim_op("mul", start, -1)),
+                                           step - 1), step)
+        if isinstance(length, int):
+            length = max(length, 0)
+        if start == 0 and step == 1 and length == x.shape[dim]:
+            return x
+        shape = list(x.shape)
+        shape[dim] = length
+        return self._add(Node("slice", (x,), tuple(shape), x.dtype,
+                              {"dim": dim, "start": start, "step": step}))
+
+    def select(self, x: Node, dim: int, index: Dim) -> Node:
+        """``x`` at ``index`` along ``dim`` (the dim is removed)."""
+        dim = dim % x.rank
+        shape = x.shape[:dim] + x.shape[dim + 1:]
+        return self._add(Node("select", (x,), shape, x.dtype, {"dim": dim, "index": index}))
+
+    def pad(self, x: Node, pads: tuple[tuple[Dim, Dim], ...], value: float) -> Node:
+        """Constant padding: ``pads[d] = (before, after)`` elements (>= 0) for
+        every dim; bounds-checked loads, no copy."""
+        if len(pads) != x.rank:
+            raise GraphError("pad needs (before, after) for every dimension")
+        shape = tuple(dim_op("add", dim_op("add", d, lo), hi)
+                      for d, (lo, hi) in zip(x.shape, pads, strict=True))
+        return self._add(Node("pad", (x,), shape, x.dtype,
+                              {"lo": tuple(p[0] for p in pads), "value": value}))
+
+    def concat(self, xs: list[Node], dim: int) -> Node:
+        """Concatenation along ``dim``."""
+        if not xs:
+            raise GraphError("concat of nothing")
+        dim = dim % xs[0].rank
+        dt = xs[0].dtype
+        for x in xs[1:]:
+            dt = promote(dt, x.dtype)
+        xs = [self.cast(x, dt) for x in xs]
+        size: Dim = 0
+        for x in xs:
+            size = dim_op("add", size, x.shape[dim])
+        shape = list(xs[0].shape)
+        shape[dim] = size
+        return self._add(Node("concat", tuple(xs), tuple(shape), dt, {"dim": dim}))
+
+    # -- reductions and contractions --------------------------------------
+    def reduce(self, op: str, x: Node, axes: tuple[int, ...], keepdim: bool = False,
+               dtype: DType | None = None) -> Node:
+        """Reduction over ``axes`` (sum, prod, max, min, argmax, argmin, any,
+        all). argmax/argmin take one axis and give i64 (first occurrence; NaN
+        wins like in PyTorch)."""
+        if op not in REDUCE_OPS:
+            raise GraphError(f"unknown reduction {op!r}")
+        axes = tuple(sorted({a % max(x.rank, 1) for a in axes})) if x.rank else ()
+        if op in ("argmax", "argmin") and len(axes) != 1 and x.rank:
+            raise GraphError(f"{op} reduces exactly one axis")
+        if op in ("any", "all"):
+            x = self.cast(x, DType.bool)
+            out_dt = DType.bool
+        elif op in ("argmax", "argmin"):
+            out_dt = DType.i64
+        else:
+            out_dt = dtype or (DType.i64 if x.dtype in (DType.bool, DType.i32)
+                               and op in ("sum", "prod") else x.dtype)
+            x = self.cast(x, out_dt)
+        shape = tuple((1 if keepdim else None) if i in axes else d
+                      for i, d in enumerate(x.shape))
+        shape = tuple(d for d in shape if d is not None)
+        return self._add(Node("reduce", (x,), shape, out_dt,
+                              {"fn": op, "axes": axes, "keepdim": keepdim}))
+
+    def matmul(self, a: Node, b: Node) -> Node:
+        """``a @ b`` for ``a: [..., M, K]``, ``b: [..., K, N]`` (batch dims
+        broadcast; both of rank >= 2)."""
+        if a.rank < 2 or b.rank < 2:
+            raise GraphError("matmul operands need rank >= 2")
+        if a.dtype is not b.dtype or not a.dtype.is_float:
+            raise GraphError("matmul needs two floating-point operands of one dtype")
+        ka, kb = a.shape[-1], b.shape[-2]
+        if isinstance(ka, int) and isinstance(kb, int) and ka != kb:
+            raise GraphError(f"matmul: inner sizes differ ({ka} vs {kb})")
+        batch = _broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        shape = batch + (a.shape[-2], b.shape[-1])
+        return self._add(Node("matmul", (a, b), shape, a.dtype, {}))
+
+    # -- indexing ---------------------------------------------------------
+    def take(self, x: Node, index: Node, axis: int, mode: str = "check",
+             fill: int | float = 0) -> Node:
+        """``out[p, i, q] = x[p, index[i], q]`` along ``axis`` (embedding,
+        index_select). ``mode``: ``"check"`` (out-of-range index is an
+        IndexError; negative indices wrap when ``wrap``), ``"clip"``,
+        ``"fill"`` (out-of-range gives ``fill``)."""
+        if index.dtype not in (DType.i32, DType.i64):
+            raise GraphError("indices must be int32 or int64")
+        if mode not in ("check", "clip", "fill", "wrap"):
+            raise GraphError(f"unknown index mode {mode!r}")
+        axis = axis % x.rank
+        shape = x.shape[:axis] + index.shape + x.shape[axis + 1:]
+        return self._add(Node("take", (x, index), shape, x.dtype,
+                              {"axis": axis, "mode": mode, "fill": fill}))
+
+    def gather(self, x: Node, index: Node, dim: int, mode: str = "check") -> Node:
+        """``torch.gather``: ``out[i] = x[i with i[dim] := index[i]]``."""
+        if index.dtype not in (DType.i32, DType.i64):
+            raise GraphError("indices must be int32 or int64")
+        if index.rank != x.rank:
+            raise GraphError("gather: index and input need the same rank")
+        dim = dim % x.rank
+        return self._add(Node("gather", (x, index), index.shape, x.dtype,
+                              {"dim": dim, "mode": mode}))
+
+    def embedding_bag(self, table: Node, indices: Node, offsets: Node, mode: str = "sum",
+                      include_last_offset: bool = False,
+                      per_sample_weights: Node | None = None) -> Node:
+        """``out[b] = reduce over j in [offsets[b], offsets[b+1]) of
+        table[indices[j]]`` (the last bag ends at ``len(indices)``, or
+        ``offsets`` has one entry more with ``include_last_offset``).
+        ``mode`` is ``"sum"`` or ``"mean"``; empty bags give zeros."""
+        if mode not in ("sum", "mean"):
+            raise GraphError(f"embedding_bag mode {mode!r} is not supported (sum, mean)")
+        if table.rank != 2 or indices.rank != 1 or offsets.rank != 1:
+            raise GraphError("embedding_bag takes a 2-d table and 1-d indices and offsets")
+        if not table.dtype.is_float:
+            raise GraphError("embedding_bag needs a floating-point table")
+        bags = offsets.shape[0]
+        if include_last_offset:
+            bags = dim_op("add", bags, -1)
+        ins = (table, indices, offsets)
+        if per_sample_weights is not None:
+            ins = ins + (self.cast(per_sample_weights, table.dtype),)
+        return self._add(Node("embedding_bag", ins, (bags, table.shape[1]), table.dtype,
+                              {"mode": mode, "last": include_last_offset}))

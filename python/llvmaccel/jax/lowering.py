@@ -1,0 +1,486 @@
+"""jaxpr -> :class:`llvmaccel.graph.Graph`.
+
+Nested ``jit``/``pjit``, ``closed_call``, ``remat``, ``custom_jvp_call`` and
+``custom_vjp_call`` are inlined (the primal computation is kept). Every other
+primitive is lowered by a rule of :data:`RULES`; an unknown primitive raises
+:class:`UnsupportedPrimitive` naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..graph import DType, Graph, GraphError, Node, dim_op
+
+__all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dtype"]
+
+
+class UnsupportedPrimitive(GraphError):
+    """A jaxpr uses a primitive (or a form of one) llvmaccel cannot lower.
+
+    Attributes:
+        primitive: The primitive's name.
+    """
+
+    def __init__(self, primitive: str, detail: str = "") -> None:
+        self.primitive = primitive
+        msg = f"JAX primitive {primitive!r} is not supported by llvmaccel"
+        super().__init__(msg + (f": {detail}" if detail else ""))
+
+
+_DTYPES = {"float32": DType.f32, "float64": DType.f64, "int32": DType.i32,
+           "int64": DType.i64, "bool": DType.bool}
+
+
+def graph_dtype(dtype: Any, what: str = "value") -> DType:
+    """The graph dtype of a numpy/JAX dtype (TypeError when unsupported)."""
+    name = np.dtype(dtype).name
+    try:
+        return _DTYPES[name]
+    except KeyError:
+        raise TypeError(f"{what}: dtype {name} is not supported by llvmaccel "
+                        "(float32, float64, int32, int64, bool)") from None
+
+
+_INLINE = ("pjit", "jit", "closed_call", "core_call", "remat", "checkpoint",
+           "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin")
+
+
+def _inner_jaxpr(eqn: Any) -> tuple[Any, list[Any]]:
+    """The jaxpr to inline for a call-like equation, and its constants."""
+    p = eqn.params
+    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+        if key in p:
+            j = p[key]
+            if hasattr(j, "jaxpr"):  # ClosedJaxpr
+                return j.jaxpr, list(j.consts)
+            return j, []
+    raise UnsupportedPrimitive(eqn.primitive.name, "no inner jaxpr found")
+
+
+def lower_jaxpr(closed: Any, g: Graph, args: list[Node]) -> list[Node]:
+    """Lowers a ClosedJaxpr applied to ``args`` into ``g``; returns the outputs."""
+    jaxpr = closed.jaxpr if hasattr(closed, "jaxpr") else closed
+    consts = list(getattr(closed, "consts", []))
+    return _lower(jaxpr, consts, g, args)
+
+
+def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[Node]:
+    from jax.extend.core import Literal
+
+    env: dict[Any, Any] = {}
+
+    def read(v: Any) -> Any:
+        if isinstance(v, Literal):
+            return _literal(g, v.val, v.aval)
+        return env[v]
+
+    for v, c in zip(jaxpr.constvars, consts, strict=False):
+        env[v] = _const(g, c)
+    if len(args) != len(jaxpr.invars):
+        raise GraphError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, a in zip(jaxpr.invars, args, strict=False):
+        env[v] = a
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        ins = [read(v) for v in eqn.invars]
+        if name in _INLINE:
+            inner, inner_consts = _inner_jaxpr(eqn)
+            n_const = eqn.params.get("num_consts", 0) if name.startswith("custom_vjp") else 0
+            outs = _lower(inner, inner_consts, g, ins[n_const:] if len(ins) > len(
+                inner.invars) else ins)
+        else:
+            rule = RULES.get(name)
+            if rule is None:
+                raise UnsupportedPrimitive(name)
+            for ov in eqn.outvars:
+                graph_dtype(ov.aval.dtype, f"result of {name}")
+            try:
+                out = rule(g, ins, eqn)
+            except UnsupportedPrimitive:
+                raise
+            except (GraphError, TypeError, ValueError, IndexError) as e:
+                raise UnsupportedPrimitive(name, str(e)) from e
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            outs = [_fix(g, o, ov.aval) for o, ov in zip(outs, eqn.outvars, strict=False)]
+        for v, o in zip(eqn.outvars, outs, strict=False):
+            env[v] = o
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _fix(g: Graph, node: Node, aval: Any) -> Node:
+    """Casts/reshapes a rule's result to the equation's abstract value."""
+    node = g.cast(node, graph_dtype(aval.dtype))
+    shape = tuple(int(d) for d in aval.shape)
+    if tuple(node.shape) != shape:
+        if node.op == "scalar" or node.rank == 0 and len(shape) > 0:
+            return g.broadcast_to(node, shape)
+        node = g.reshape(node, shape)
+    return node
+
+
+def _literal(g: Graph, val: Any, aval: Any) -> Node:
+    dt = graph_dtype(aval.dtype, "literal")
+    arr = np.asarray(val)
+    if arr.ndim == 0:
+        return g.scalar(arr.item(), dt)
+    return g.constant(arr, dt)
+
+
+def _const(g: Graph, c: Any) -> Node:
+    arr = np.asarray(c)
+    dt = graph_dtype(arr.dtype, "constant")
+    if arr.ndim == 0:
+        return g.scalar(arr.item(), dt)
+    return g.constant(arr, dt)
+
+
+# ---------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------
+
+Rule = Callable[[Graph, list, Any], Any]
+RULES: dict[str, Rule] = {}
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def deco(fn: Rule) -> Rule:
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return deco
+
+
+_UNARY = {
+    "neg": "neg", "abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log1p": "log1p",
+    "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "sigmoid",
+    "erf": "erf", "erfc": "erfc", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
+    "sign": "sign", "square": "square",
+}
+
+for _p, _fn in _UNARY.items():
+    RULES[_p] = (lambda fn: lambda g, ins, eqn: g.unary(fn, ins[0]))(_fn)
+
+
+@_rule("not")
+def _not(g: Graph, ins: list, eqn: Any) -> Node:
+    x = ins[0]
+    if x.dtype is DType.bool:
+        return g.unary("not", x)
+    return g.binary("xor", x, g.scalar(-1, x.dtype))
+
+
+@_rule("round")
+def _round(g: Graph, ins: list, eqn: Any) -> Node:
+    method = int(eqn.params.get("rounding_method", 0))
+    x = ins[0]
+    if method == 1:
+        return g.unary("round", x)
+    # Away from zero: trunc(x + copysign(0.5, x)) == sign(x) * floor(|x| + 0.5)
+    a = g.unary("floor", g.binary("add", g.unary("abs", x), g.scalar(0.5, x.dtype)))
+    return g.where(g.binary("lt", x, g.scalar(0, x.dtype)), g.unary("neg", a), a)
+
+
+_BINARY = {
+    "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
+    "min": "minimum", "pow": "pow", "rem": "rem", "and": "and", "or": "or", "xor": "xor",
+    "atan2": "atan2", "add_any": "add",
+}
+for _p, _fn in _BINARY.items():
+    RULES[_p] = (lambda fn: lambda g, ins, eqn: g.binary(fn, ins[0], ins[1]))(_fn)
+for _p in ("eq", "ne", "lt", "le", "gt", "ge"):
+    RULES[_p] = (lambda fn: lambda g, ins, eqn: g.binary(fn, ins[0], ins[1]))(_p)
+
+
+@_rule("integer_pow")
+def _integer_pow(g: Graph, ins: list, eqn: Any) -> Node:
+    x, y = ins[0], int(eqn.params["y"])
+    if y == 0:
+        return g.broadcast_to(g.scalar(1, x.dtype), x.shape)
+    out, base, n = None, x, abs(y)
+    while n:  # square and multiply
+        if n & 1:
+            out = base if out is None else g.binary("mul", out, base)
+        n >>= 1
+        if n:
+            base = g.binary("mul", base, base)
+    assert out is not None
+    if y < 0:
+        out = g.unary("reciprocal", out)
+    return out
+
+
+@_rule("convert_element_type", "reduce_precision", "copy", "copy_p", "optimization_barrier")
+def _convert(g: Graph, ins: list, eqn: Any) -> Any:
+    if eqn.primitive.name == "optimization_barrier":
+        return ins
+    return ins[0]  # the cast is made by _fix from the result's aval
+
+
+@_rule("select_n")
+def _select_n(g: Graph, ins: list, eqn: Any) -> Node:
+    pred, cases = ins[0], ins[1:]
+    if pred.dtype is DType.bool:
+        return g.where(pred, cases[1], cases[0]) if len(cases) == 2 else cases[0]
+    out = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        out = g.where(g.binary("eq", pred, g.scalar(k, pred.dtype)), cases[k], out)
+    return out
+
+
+@_rule("clamp")
+def _clamp(g: Graph, ins: list, eqn: Any) -> Node:
+    lo, x, hi = ins
+    return g.binary("minimum", g.binary("maximum", x, lo), hi)
+
+
+@_rule("stop_gradient")
+def _identity(g: Graph, ins: list, eqn: Any) -> Node:
+    return ins[0]
+
+
+@_rule("broadcast_in_dim")
+def _broadcast_in_dim(g: Graph, ins: list, eqn: Any) -> Node:
+    x = ins[0]
+    shape = tuple(int(d) for d in eqn.params["shape"])
+    dims = tuple(eqn.params["broadcast_dimensions"])
+    if list(dims) != sorted(dims):
+        order = sorted(range(len(dims)), key=lambda k: dims[k])
+        x = g.permute(x, tuple(order))
+        dims = tuple(sorted(dims))
+    full = [1] * len(shape)
+    for k, d in enumerate(dims):
+        full[d] = x.shape[k]
+    return g.broadcast_to(g.reshape(x, tuple(full)), shape)
+
+
+@_rule("reshape")
+def _reshape(g: Graph, ins: list, eqn: Any) -> Node:
+    if eqn.params.get("dimensions") is not None:
+        ins[0] = g.permute(ins[0], tuple(eqn.params["dimensions"]))
+    return g.reshape(ins[0], tuple(int(d) for d in eqn.params["new_sizes"]))
+
+
+@_rule("squeeze", "expand_dims")
+def _squeeze(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.reshape(ins[0], tuple(int(d) for d in eqn.outvars[0].aval.shape))
+
+
+@_rule("transpose")
+def _transpose(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.permute(ins[0], tuple(eqn.params["permutation"]))
+
+
+@_rule("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+       "argmax", "argmin")
+def _reduce(g: Graph, ins: list, eqn: Any) -> Node:
+    name = eqn.primitive.name
+    fn = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+          "reduce_prod": "prod", "reduce_and": "all", "reduce_or": "any",
+          "argmax": "argmax", "argmin": "argmin"}[name]
+    x = ins[0]
+    axes = tuple(eqn.params["axes"])
+    if not axes:
+        return x
+    dt = graph_dtype(eqn.outvars[0].aval.dtype)
+    if fn in ("sum", "prod"):
+        return g.reduce(fn, x, axes, dtype=dt)
+    if fn in ("max", "min") and x.dtype is DType.bool:
+        fn = "any" if fn == "max" else "all"
+    return g.reduce(fn, x, axes)
+
+
+@_rule("dot_general")
+def _dot_general(g: Graph, ins: list, eqn: Any) -> Node:
+    lhs, rhs = ins
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    out_dt = graph_dtype(eqn.outvars[0].aval.dtype)
+    if not out_dt.is_float:
+        # Integer dots: multiply and sum (exact, unvectorized).
+        return _int_dot(g, lhs, rhs, lc, rc, lb, rb, out_dt)
+    lhs, rhs = g.cast(lhs, out_dt), g.cast(rhs, out_dt)
+    lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+    bshape = [lhs.shape[d] for d in lb]
+    m = _prod([lhs.shape[d] for d in lf])
+    n = _prod([rhs.shape[d] for d in rf])
+    k = _prod([lhs.shape[d] for d in lc])
+    a = g.reshape(g.permute(lhs, tuple(lb) + tuple(lf) + tuple(lc)), (*bshape, m, k))
+    b = g.reshape(g.permute(rhs, tuple(rb) + tuple(rc) + tuple(rf)), (*bshape, k, n))
+    if not bshape:
+        a, b = g.reshape(a, (m, k)), g.reshape(b, (k, n))
+    out = g.matmul(a, b)
+    return g.reshape(out, (*bshape, *[lhs.shape[d] for d in lf], *[rhs.shape[d] for d in rf]))
+
+
+def _int_dot(g: Graph, lhs: Node, rhs: Node, lc: Any, rc: Any, lb: Any, rb: Any,
+             dt: DType) -> Node:
+    lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.rank) if d not in rc and d not in rb]
+    nb, nl, nr, nk = len(lb), len(lf), len(rf), len(lc)
+    # Both as [batch..., lfree..., rfree..., contract...] then multiply and sum.
+    a = g.permute(g.cast(lhs, dt), tuple(lb) + tuple(lf) + tuple(lc))
+    a = g.reshape(a, tuple(a.shape[:nb + nl]) + (1,) * nr + tuple(a.shape[nb + nl:]))
+    b = g.permute(g.cast(rhs, dt), tuple(rb) + tuple(rf) + tuple(rc))
+    b = g.reshape(b, tuple(b.shape[:nb]) + (1,) * nl + tuple(b.shape[nb:]))
+    prod = g.binary("mul", a, b)
+    return g.reduce("sum", prod, tuple(range(nb + nl + nr, nb + nl + nr + nk)), dtype=dt)
+
+
+def _prod(dims: list) -> Any:
+    out: Any = 1
+    for d in dims:
+        out = dim_op("mul", out, d)
+    return out
+
+
+@_rule("iota")
+def _iota(g: Graph, ins: list, eqn: Any) -> Node:
+    shape = tuple(int(d) for d in eqn.params["shape"])
+    return g.iota(shape, int(eqn.params["dimension"]), graph_dtype(eqn.params["dtype"]))
+
+
+@_rule("split")
+def _split(g: Graph, ins: list, eqn: Any) -> list:
+    x, axis = ins[0], int(eqn.params["axis"])
+    outs, start = [], 0
+    for size in eqn.params["sizes"]:
+        outs.append(g.slice(x, axis, start, start + int(size), 1))
+        start += int(size)
+    return outs
+
+
+@_rule("stack")
+def _stack(g: Graph, ins: list, eqn: Any) -> Node:
+    axis = int(eqn.params["axis"])
+    parts = [g.reshape(x, tuple(x.shape[:axis]) + (1,) + tuple(x.shape[axis:])) for x in ins]
+    return g.concat(parts, axis) if len(parts) > 1 else parts[0]
+
+
+@_rule("concatenate")
+def _concatenate(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.concat(list(ins), int(eqn.params["dimension"]))
+
+
+@_rule("slice")
+def _slice(g: Graph, ins: list, eqn: Any) -> Node:
+    x = ins[0]
+    starts, limits = eqn.params["start_indices"], eqn.params["limit_indices"]
+    strides = eqn.params.get("strides") or (1,) * x.rank
+    for d in range(x.rank):
+        x = g.slice(x, d, int(starts[d]), int(limits[d]), int(strides[d]))
+    return x
+
+
+@_rule("dynamic_slice")
+def _dynamic_slice(g: Graph, ins: list, eqn: Any) -> Node:
+    x, starts = ins[0], ins[1:]
+    sizes = tuple(int(s) for s in eqn.params["slice_sizes"])
+    for d, (s, size) in enumerate(zip(starts, sizes, strict=False)):
+        if s.op == "scalar":
+            lo = min(max(int(s.attrs["value"]), 0), int(x.shape[d]) - size)
+            x = g.slice(x, d, lo, lo + size, 1)
+            continue
+        # Clamp the start like XLA, then gather the window along d.
+        s = g.cast(s, DType.i64)
+        hi = g.scalar(int(x.shape[d]) - size, DType.i64)
+        s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, DType.i64)), hi)
+        idx = g.binary("add", g.iota((size,), 0, DType.i64), s)
+        x = g.take(x, idx, d, "clip")
+    return x
+
+
+@_rule("pad")
+def _pad(g: Graph, ins: list, eqn: Any) -> Node:
+    x, value = ins
+    if value.op != "scalar":
+        raise UnsupportedPrimitive("pad", "the padding value must be a constant")
+    config = eqn.params["padding_config"]
+    pads = []
+    for d, (lo, hi, interior) in enumerate(config):
+        if int(interior) != 0:
+            raise UnsupportedPrimitive("pad", "interior padding")
+        lo, hi = int(lo), int(hi)
+        if lo < 0 or hi < 0:
+            x = g.slice(x, d, max(-lo, 0), int(x.shape[d]) - max(-hi, 0), 1)
+        pads.append((max(lo, 0), max(hi, 0)))
+    return g.pad(x, tuple(pads), value.attrs["value"])
+
+
+@_rule("gather")
+def _gather(g: Graph, ins: list, eqn: Any) -> Node:
+    x, idx = ins
+    p = eqn.params
+    dn = p["dimension_numbers"]
+    if getattr(dn, "operand_batching_dims", ()) or getattr(dn, "start_indices_batching_dims", ()):
+        raise UnsupportedPrimitive("gather", "batching dims")
+    sim = tuple(dn.start_index_map)
+    collapsed = tuple(dn.collapsed_slice_dims)
+    sizes = tuple(int(s) for s in p["slice_sizes"])
+    whole = all(sizes[d] == int(x.shape[d]) for d in range(x.rank) if d not in sim)
+    if not sim or collapsed != sim or any(sizes[d] != 1 for d in sim) or not whole or \
+            list(sim) != list(range(sim[0], sim[0] + len(sim))):
+        raise UnsupportedPrimitive(
+            "gather", "only gathers of whole slices along adjacent axes (x[idx], x[i, j], "
+                      "take) are supported")
+    if idx.rank == 0 or int(idx.shape[-1]) != len(sim):
+        raise UnsupportedPrimitive("gather", "the index vector dim must be the last one")
+    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    fill: Any = 0
+    if "FILL" in mode:
+        m = "fill"
+        fill = p.get("fill_value")
+        if fill is None:
+            fill = float("nan") if x.dtype.is_float else (
+                True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
+    else:  # CLIP, PROMISE_IN_BOUNDS (clamped like XLA on CPU)
+        m = "clip"
+    batch = tuple(idx.shape[:-1])
+    axis = sim[0]
+    if len(sim) == 1:
+        ind = g.reshape(idx, batch)
+    else:  # x[i, j]: one index into the merged axes
+        i64 = DType.i64
+        lin: Any = None
+        ok: Any = None
+        for t, d in enumerate(sim):
+            n = int(x.shape[d])
+            comp = g.cast(g.reshape(g.slice(idx, idx.rank - 1, t, t + 1, 1), batch), i64)
+            if m == "clip":
+                comp = g.binary("minimum", g.binary("maximum", comp, g.scalar(0, i64)),
+                                g.scalar(n - 1, i64))
+            else:
+                inb = g.binary("and", g.binary("ge", comp, g.scalar(0, i64)),
+                               g.binary("lt", comp, g.scalar(n, i64)))
+                ok = inb if ok is None else g.binary("and", ok, inb)
+            lin = comp if lin is None else g.binary("add", g.binary("mul", lin, g.scalar(n, i64)),
+                                                    comp)
+        if ok is not None:
+            lin = g.where(ok, lin, g.scalar(-1, i64))
+        ind = lin
+        merged = 1
+        for d in sim:
+            merged *= int(x.shape[d])
+        x = g.reshape(x, tuple(x.shape[:axis]) + (merged,) + tuple(x.shape[sim[-1] + 1:]))
+    out = g.take(x, ind, axis, m, fill)
+    # take gives x.shape[:axis] + batch + x.shape[axis+1:]; JAX puts the
+    # offset (slice) dims at offset_dims and the batch dims elsewhere in order.
+    nb = ind.rank
+    cur = list(range(axis)) + [None] * nb + list(range(axis + 1, x.rank))
+    offset_dims = tuple(dn.offset_dims)
+    out_rank = nb + len(offset_dims)
+    perm: list[int] = []
+    off_src = [k for k, c in enumerate(cur) if c is not None]
+    bat_src = [k for k, c in enumerate(cur) if c is None]
+    oi = bi = 0
+    for d in range(out_rank):
+        if d in offset_dims:
+            perm.append(off_src[oi])
+            oi += 1
+        else:
+            perm.append(bat_src[bi])
+            bi += 1
+    return g.permute(out, tuple(perm))

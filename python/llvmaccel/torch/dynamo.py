@@ -1,0 +1,275 @@
+"""The ``torch.compile`` backend: FX graph -> AOT (ATen) graph -> llvmaccel.
+
+Stages: dynamo gives an FX graph; :func:`torch._functorch.aot_autograd.
+aot_module_simplified` with the core ATen decompositions (embedding_bag kept
+whole) gives an inference graph; nodes llvmaccel cannot lower are partitioned
+out with :class:`~torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner`
+and run eagerly; every supported partition is lowered
+(:mod:`llvmaccel.torch.lowering`) and compiled (:mod:`llvmaccel.compiler`).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+
+from ..compiler import CompiledGraph, compile_graph
+from ..graph import dim_eval
+from ..pipeline import Remark
+from .lowering import LoweredGraph, LoweringError, lower, node_support
+
+__all__ = ["backend", "explain", "Explanation", "FallbackNode", "LLVMAccelTorchError"]
+
+
+class LLVMAccelTorchError(RuntimeError):
+    """A graph cannot be compiled with ``options={"strict": True}``."""
+
+
+@dataclass
+class FallbackNode:
+    """A node that runs eagerly, and why."""
+
+    name: str
+    target: str
+    reason: str
+
+
+@dataclass
+class Explanation:
+    """What the llvmaccel backend did with a model.
+
+    Attributes:
+        graphs: Number of graphs the backend was given.
+        compiled: ATen ops lowered to llvmaccel, in graph order.
+        fallbacks: Nodes that run eagerly in PyTorch, with the reason.
+        partitions: Number of compiled partitions.
+        remarks: Remarks of the llvmaccel passes over the compiled code.
+        training: True when a graph needed gradients and fell back entirely.
+    """
+
+    graphs: int = 0
+    compiled: list[str] = field(default_factory=list)
+    fallbacks: list[FallbackNode] = field(default_factory=list)
+    partitions: int = 0
+    remarks: list[Remark] = field(default_factory=list)
+    training: bool = False
+
+    @property
+    def fully_compiled(self) -> bool:
+        """True when nothing fell back to eager PyTorch."""
+        return not self.fallbacks and not self.training and self.partitions > 0
+
+    def passes_fired(self) -> list[str]:
+        """Names of the llvmaccel passes that transformed something."""
+        return list(dict.fromkeys(r.pass_name for r in self.remarks if r.kind == "passed"))
+
+    def __str__(self) -> str:
+        lines = [f"llvmaccel: {self.graphs} graph(s), {self.partitions} compiled "
+                 f"partition(s), {len(self.compiled)} op(s) compiled, "
+                 f"{len(self.fallbacks)} fallback(s)"]
+        for f in self.fallbacks:
+            lines.append(f"  fallback {f.name} ({f.target}): {f.reason}")
+        if self.training:
+            lines.append("  training graph: ran eagerly (only inference is compiled)")
+        fired = self.passes_fired()
+        lines.append(f"  passes fired: {', '.join(fired) if fired else '(none)'}")
+        for r in self.remarks:
+            if r.kind == "passed":
+                lines.append(f"    {r.pass_name}: {r.message}")
+        return "\n".join(lines)
+
+
+def _decompositions() -> dict:
+    from torch._decomp import core_aten_decompositions
+
+    table = dict(core_aten_decompositions())
+    for op in list(table):
+        if "embedding_bag" in str(op):
+            del table[op]  # a primitive of the llvmaccel graph
+    return table
+
+
+_lock = threading.Lock()
+
+
+def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
+            options: dict[str, Any] | None = None, **kwargs: Any) -> Callable[..., Any]:
+    """``torch.compile`` backend (``backend="llvmaccel"``).
+
+    Options (``torch.compile(..., options={...})``):
+        pipeline: LLVM pass pipeline (default ``"default<O3>"``).
+        auto: llvmaccel passes in the default pipelines (``"all"``, ``"none"``).
+        strict: raise :class:`LLVMAccelTorchError` instead of falling back to
+            eager PyTorch for unsupported ops or training graphs.
+    """
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    opts = dict(options or {})
+    opts.update(kwargs.pop("options", None) or {})
+    explanation: Explanation = opts.pop("_explanation", None) or Explanation()
+    unknown = set(opts) - {"pipeline", "auto", "strict"}
+    if unknown:
+        raise ValueError(f"unknown llvmaccel option(s): {', '.join(sorted(unknown))} "
+                         "(pipeline, auto, strict)")
+    strict = bool(opts.get("strict", False))
+    explanation.graphs += 1
+
+    needs_grad = torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs)
+    if needs_grad:
+        explanation.training = True
+        msg = ("llvmaccel compiles inference graphs only; this graph needs gradients and "
+               "runs eagerly (use torch.no_grad() or torch.inference_mode())")
+        if strict:
+            raise LLVMAccelTorchError(msg)
+        warnings.warn(msg, stacklevel=2)
+        return gm.forward
+
+    def fw_compiler(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        return _compile_fx(fx, opts, explanation, strict)
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                 decompositions=_decompositions())
+
+
+class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
+    def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        return node.op == "call_function" and node_support(node) is None
+
+
+def _compile_fx(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Explanation,
+                strict: bool) -> Callable[..., Any]:
+    unsupported = [(n, node_support(n)) for n in fx.graph.nodes if n.op == "call_function"]
+    unsupported = [(n, r) for n, r in unsupported if r is not None]
+    if unsupported and strict:
+        raise LLVMAccelTorchError("llvmaccel cannot compile: " + "; ".join(
+            f"{n.name} ({n.target}): {r}" for n, r in unsupported))
+    if not unsupported:
+        try:
+            fn = _compile_lowered(lower(fx), opts, explanation)
+            explanation.partitions += 1
+            return fn
+        except LoweringError as e:
+            if strict:
+                raise LLVMAccelTorchError(str(e)) from e
+            explanation.fallbacks.append(FallbackNode("<graph>", "<graph>", str(e)))
+            warnings.warn(f"llvmaccel: graph runs eagerly: {e}", stacklevel=2)
+            return fx.forward
+    for n, r in unsupported:
+        explanation.fallbacks.append(FallbackNode(n.name, str(n.target), r))
+    warnings.warn("llvmaccel: running eagerly: " + "; ".join(
+        f"{n.name} ({n.target}): {r}" for n, r in unsupported), stacklevel=2)
+    return _partitioned(fx, opts, explanation)
+
+
+def _partitioned(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Explanation
+                 ) -> Callable[..., Any]:
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+
+    partitioner = CapabilityBasedPartitioner(fx, _Support(), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    # Partitions of only views or symbolic-size arithmetic are not worth a kernel.
+    partitions = [p for p in partitions if any(
+        n.op == "call_function" and isinstance(n.meta.get("val"), torch.Tensor)
+        for n in p.nodes)]
+    fused = partitioner.fuse_partitions(partitions)
+    for name, sub in list(fused.named_children()):
+        if not name.startswith("fused_") or not isinstance(sub, torch.fx.GraphModule):
+            continue
+        _fill_placeholder_meta(fused, name, sub)
+        try:
+            fn = _compile_lowered(lower(sub), opts, explanation)
+        except LoweringError as e:
+            explanation.fallbacks.append(FallbackNode(name, "<partition>", str(e)))
+            continue
+        explanation.partitions += 1
+        setattr(fused, name, _CompiledModule(fn))
+    fused.recompile()
+    return fused.forward
+
+
+def _fill_placeholder_meta(parent: torch.fx.GraphModule, name: str,
+                           sub: torch.fx.GraphModule) -> None:
+    """Copies the FakeTensor values of a partition's arguments to its placeholders."""
+    call = next(n for n in parent.graph.nodes if n.op == "call_module" and n.target == name)
+    phs = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for ph, arg in zip(phs, call.args, strict=False):
+        if "val" not in ph.meta and isinstance(arg, torch.fx.Node) and "val" in arg.meta:
+            ph.meta["val"] = arg.meta["val"]
+
+
+class _CompiledModule(torch.nn.Module):
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def _compile_lowered(lowered: LoweredGraph, opts: dict[str, Any],
+                     explanation: Explanation) -> Callable[..., Any]:
+    compiled = compile_graph(lowered.graph, opts.get("pipeline"), opts.get("auto"))
+    explanation.compiled.extend(lowered.ops)
+    explanation.remarks.extend(compiled.report.remarks)
+    return _runner(lowered, compiled)
+
+
+def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any]:
+    tensor_args = lowered.tensor_args
+    symbol_args = lowered.symbol_args
+    outputs = lowered.outputs
+    single = lowered.single_output
+
+    def run(*args: Any) -> Any:
+        if len(args) == 1 and isinstance(args[0], list) and len(tensor_args) + \
+                len(symbol_args) != 1:
+            args = tuple(args[0])
+        tensors = [args[i] for i in tensor_args]
+        symbols = {name: int(args[i]) for name, i in symbol_args}
+        results = compiled(*tensors, symbols=symbols) if lowered.graph.outputs else []
+        env = compiled.bind(tuple(tensors), symbols) if any(
+            kind == "int" for kind, _ in outputs) else {}
+        out = []
+        for kind, v in outputs:
+            if kind == "tensor":
+                out.append(results[v])
+            elif kind == "int":
+                out.append(dim_eval(v, env))
+            else:
+                out.append(None)
+        return out[0] if single else tuple(out)
+
+    run.compiled = compiled  # type: ignore[attr-defined]
+    return run
+
+
+def explain(model: Callable[..., Any], *inputs: Any, options: dict[str, Any] | None = None,
+            dynamic: bool | None = None) -> Explanation:
+    """Compiles ``model`` with the llvmaccel backend, runs it once on
+    ``inputs`` (without gradients) and reports which nodes were compiled,
+    which fell back and why, and which passes fired.
+
+    The options are those of :func:`backend` (``strict`` is ignored). Like
+    :func:`torch._dynamo.explain`, this resets dynamo's caches first, so other
+    compiled functions recompile on their next call.
+    """
+    explanation = Explanation()
+    opts = {k: v for k, v in (options or {}).items() if k != "strict"}
+    opts["_explanation"] = explanation
+
+    def be(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        return backend(gm, example_inputs, options=opts)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=be, dynamic=dynamic)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled(*inputs)
+    return explanation

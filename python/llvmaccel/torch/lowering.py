@@ -1,0 +1,1025 @@
+"""ATen FX graph -> :class:`llvmaccel.graph.Graph`.
+
+:func:`node_support` says whether one FX node can be lowered (and why not);
+:func:`lower` turns a whole FX graph (placeholders: tensors and SymInts) into
+a graph plus the bookkeeping to call it with the FX graph's arguments.
+Sizes come from the FakeTensor/SymInt values in ``node.meta["val"]``, so
+symbolic sizes (dynamic shapes) become size symbols of the graph.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+
+from ..graph import DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+
+__all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
+
+
+class LoweringError(GraphError):
+    """An FX node cannot be lowered to the llvmaccel graph."""
+
+
+_DTYPES = {
+    torch.float32: DType.f32, torch.float64: DType.f64, torch.int32: DType.i32,
+    torch.int64: DType.i64, torch.bool: DType.bool,
+}
+_TORCH = {v: k for k, v in _DTYPES.items()}
+
+
+def torch_dtype(dt: DType) -> torch.dtype:
+    """The torch dtype of a graph dtype."""
+    return _TORCH[dt]
+
+
+def _dtype(dt: torch.dtype) -> DType:
+    try:
+        return _DTYPES[dt]
+    except KeyError:
+        raise LoweringError(f"dtype {dt} is not supported (float32, float64, int32, "
+                            "int64, bool)") from None
+
+
+# ---------------------------------------------------------------------------
+# Symbolic sizes
+# ---------------------------------------------------------------------------
+
+
+def sympy_to_dim(expr: Any) -> Any:
+    """A sympy size expression (from a SymInt) as a graph size."""
+    import sympy
+
+    if isinstance(expr, (int, sympy.Integer)):
+        return int(expr)
+    if isinstance(expr, sympy.Symbol):
+        return Sym(str(expr))
+    name = type(expr).__name__
+    args = [sympy_to_dim(a) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        out = args[0]
+        for a in args[1:]:
+            out = dim_op("add", out, a)
+        return out
+    if isinstance(expr, sympy.Mul):
+        out = args[0]
+        for a in args[1:]:
+            out = dim_op("mul", out, a)
+        return out
+    if name in ("FloorDiv", "IntTrueDiv") and len(args) == 2:
+        return dim_op("floordiv", args[0], args[1])
+    if name in ("Mod", "PythonMod") and len(args) == 2:
+        return dim_op("mod", args[0], args[1])
+    if name in ("Max", "Min"):
+        out = args[0]
+        for a in args[1:]:
+            out = dim_op(name.lower(), out, a)
+        return out
+    raise LoweringError(f"unsupported symbolic size {expr}")
+
+
+def to_dim(v: Any) -> Any:
+    """An int or SymInt as a graph size."""
+    if isinstance(v, torch.SymInt):
+        return sympy_to_dim(v.node.expr)
+    if isinstance(v, bool):
+        raise LoweringError("expected a size, got a bool")
+    return int(v)
+
+
+def _shape(val: Any) -> tuple:
+    return tuple(to_dim(d) for d in val.shape)
+
+
+# ---------------------------------------------------------------------------
+# Lowering context
+# ---------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, g: Graph, node: torch.fx.Node) -> None:
+        self.g = g
+        self.node = node
+        val = node.meta.get("val")
+        self.val = val
+        self.out_dtype = _dtype(val.dtype) if isinstance(val, torch.Tensor) else None
+
+    def t(self, v: Any, dtype: DType | None = None) -> Node:
+        """A tensor operand (scalars become 0-d constants)."""
+        if isinstance(v, Node):
+            return v if dtype is None else self.g.cast(v, dtype)
+        if isinstance(v, (bool, int, float)):
+            dt = dtype or (DType.bool if isinstance(v, bool) else
+                           DType.i64 if isinstance(v, int) else DType.f32)
+            return self.g.scalar(v, dt)
+        raise LoweringError(f"expected a tensor or number, got {type(v).__name__}")
+
+    def finish(self, out: Node) -> Node:
+        """Casts to the dtype FX says the node has and checks the rank."""
+        if self.out_dtype is not None:
+            out = self.g.cast(out, self.out_dtype)
+        if isinstance(self.val, torch.Tensor):
+            want = _shape(self.val)
+            if len(want) != out.rank:
+                raise LoweringError(f"internal: rank {out.rank} vs {len(want)}")
+            if tuple(out.shape) != want:
+                out = _retag(self.g, out, want)
+        return out
+
+
+def _retag(g: Graph, x: Node, shape: tuple) -> Node:
+    """Gives ``x`` the sizes FX computed (same values, better-known form)."""
+    for a, b in zip(x.shape, shape, strict=False):
+        if isinstance(a, int) and isinstance(b, int) and a != b:
+            raise LoweringError(f"internal: shape {x.shape} vs {shape}")
+    return g.reshape(x, shape)
+
+
+def _axes(dims: Any, rank: int) -> tuple[int, ...]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return tuple(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return tuple(sorted({d % max(rank, 1) for d in dims}))
+
+
+# ---------------------------------------------------------------------------
+# Op table
+# ---------------------------------------------------------------------------
+
+_LOWER: dict[str, Callable[..., Any]] = {}
+
+
+def _op(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for n in names:
+            _LOWER[n] = fn
+        return fn
+    return deco
+
+
+_UNARY = {
+    "neg": "neg", "abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
+    "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh",
+    "sigmoid": "sigmoid", "relu": "relu", "silu": "silu", "erf": "erf", "sin": "sin",
+    "cos": "cos", "floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
+    "reciprocal": "reciprocal", "sign": "sign", "logical_not": "not", "bitwise_not": "not",
+}
+_FLOAT_UNARY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
+                "sigmoid", "silu", "erf", "sin", "cos", "reciprocal"}
+
+
+def _lower_unary(name: str) -> Callable[..., Any]:
+    fn = _UNARY[name]
+
+    def lower(c: _Ctx, x: Any) -> Node:
+        x = c.t(x)
+        if name in ("floor", "ceil", "round", "trunc") and not x.dtype.is_float:
+            return c.finish(x)
+        if name in _FLOAT_UNARY:
+            x = c.g.cast(x, c.out_dtype or x.dtype)
+        if fn == "not":
+            x = c.g.cast(x, DType.bool)
+        return c.finish(c.g.unary(fn, x))
+    return lower
+
+
+for _name in _UNARY:
+    _LOWER[_name] = _lower_unary(_name)
+
+
+@_op("gelu")
+def _gelu(c: _Ctx, x: Node, approximate: str = "none") -> Node:
+    return c.finish(c.g.unary("gelu_tanh" if approximate == "tanh" else "gelu", x))
+
+
+def _binary(fn: str) -> Callable[..., Any]:
+    def lower(c: _Ctx, a: Any, b: Any, alpha: Any = 1) -> Node:
+        dt = c.out_dtype
+        a, b = c.t(a, dt), c.t(b, dt)
+        if alpha != 1:
+            b = c.g.binary("mul", b, c.g.scalar(alpha, b.dtype))
+        return c.finish(c.g.binary(fn, a, b))
+    return lower
+
+
+for _name, _fn in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("maximum", "maximum"),
+                   ("minimum", "minimum"), ("fmod", "rem"), ("bitwise_and", "and"),
+                   ("bitwise_or", "or"), ("bitwise_xor", "xor"), ("logical_xor", "xor"),
+                   ("atan2", "atan2")):
+    _LOWER[_name] = _binary(_fn)
+
+
+@_op("rsub")
+def _rsub(c: _Ctx, a: Any, b: Any, alpha: Any = 1) -> Node:
+    dt = c.out_dtype
+    a, b = c.t(a, dt), c.t(b, dt)
+    if alpha != 1:
+        a = c.g.binary("mul", a, c.g.scalar(alpha, dt))
+    return c.finish(c.g.binary("sub", b, a))
+
+
+@_op("logical_and", "logical_or")
+def _logical(c: _Ctx, a: Any, b: Any) -> Node:
+    fn = "and" if c.node.target.__name__.startswith("logical_and") else "or"
+    return c.finish(c.g.binary(fn, c.t(a, DType.bool), c.t(b, DType.bool)))
+
+
+@_op("div")
+def _div(c: _Ctx, a: Any, b: Any, rounding_mode: str | None = None) -> Node:
+    dt = c.out_dtype
+    if rounding_mode is None:
+        return c.finish(c.g.binary("div", c.t(a, dt), c.t(b, dt)))
+    a, b = c.t(a, dt), c.t(b, dt)
+    if rounding_mode == "trunc":
+        q = c.g.binary("div", a, b)
+        return c.finish(c.g.unary("trunc", q) if dt.is_float else q)
+    return c.finish(c.g.binary("floordiv", a, b))
+
+
+@_op("remainder")
+def _remainder(c: _Ctx, a: Any, b: Any) -> Node:
+    dt = c.out_dtype
+    a, b = c.t(a, dt), c.t(b, dt)
+    if dt.is_float:  # a - floor(a / b) * b
+        q = c.g.unary("floor", c.g.binary("div", a, b))
+        return c.finish(c.g.binary("sub", a, c.g.binary("mul", q, b)))
+    q = c.g.binary("floordiv", a, b)
+    return c.finish(c.g.binary("sub", a, c.g.binary("mul", q, b)))
+
+
+@_op("pow")
+def _pow(c: _Ctx, a: Any, b: Any) -> Node:
+    dt = c.out_dtype
+    if isinstance(b, (int, float)) and not isinstance(b, bool) and float(b) == int(b) \
+            and 0 <= b <= 4:
+        x = c.t(a, dt)
+        out = c.g.scalar(1, dt)
+        for _ in range(int(b)):
+            out = x if out.op == "scalar" else c.g.binary("mul", out, x)
+        return c.finish(c.g.broadcast_to(out, x.shape) if out.op == "scalar" else out)
+    if isinstance(b, float) and b == 0.5 and dt.is_float:
+        return c.finish(c.g.unary("sqrt", c.t(a, dt)))
+    if not dt.is_float:
+        raise LoweringError("integer pow with a non-constant exponent")
+    return c.finish(c.g.binary("pow", c.t(a, dt), c.t(b, dt)))
+
+
+def _compare(fn: str) -> Callable[..., Any]:
+    def lower(c: _Ctx, a: Any, b: Any) -> Node:
+        a = c.t(a)
+        b = c.t(b, a.dtype if not isinstance(b, Node) else None)
+        if isinstance(b, Node) and b.op == "scalar" and a.dtype.is_int and \
+                isinstance(c.node.args[1], float):
+            a = c.g.cast(a, DType.f32)
+            b = c.g.scalar(c.node.args[1], DType.f32)
+        return c.finish(c.g.binary(fn, a, b))
+    return lower
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _LOWER[_name] = _compare(_name)
+
+
+@_op("where")
+def _where(c: _Ctx, cond: Node, a: Any, b: Any) -> Node:
+    dt = c.out_dtype
+    return c.finish(c.g.where(c.t(cond, DType.bool), c.t(a, dt), c.t(b, dt)))
+
+
+@_op("clamp", "clamp_min", "clamp_max", "hardtanh")
+def _clamp(c: _Ctx, x: Node, lo: Any = None, hi: Any = None) -> Node:
+    name = c.node.target.__name__
+    if name.startswith("clamp_max"):
+        lo, hi = None, lo
+    if name.startswith("hardtanh"):
+        lo = -1.0 if lo is None else lo
+        hi = 1.0 if hi is None else hi
+    dt = c.out_dtype
+    out = c.t(x, dt)
+    if lo is not None:
+        out = c.g.binary("maximum", out, c.t(lo, dt))
+    if hi is not None:
+        out = c.g.binary("minimum", out, c.t(hi, dt))
+    return c.finish(out)
+
+
+@_op("leaky_relu")
+def _leaky_relu(c: _Ctx, x: Node, slope: float = 0.01) -> Node:
+    pos = c.g.binary("gt", x, c.g.scalar(0, x.dtype))
+    return c.finish(c.g.where(pos, x, c.g.binary("mul", x, c.g.scalar(slope, x.dtype))))
+
+
+@_op("isnan")
+def _isnan(c: _Ctx, x: Node) -> Node:
+    return c.finish(c.g.binary("ne", x, x))
+
+
+@_op("_to_copy", "clone", "alias", "lift_fresh_copy", "contiguous", "detach",
+     "_conj", "resolve_conj", "resolve_neg")
+def _copy(c: _Ctx, x: Node, *args: Any, **kwargs: Any) -> Node:
+    return c.finish(x)
+
+
+@_op("scalar_tensor", "full", "full_like", "zeros", "ones", "zeros_like", "ones_like",
+     "empty", "empty_like", "new_zeros", "new_ones", "new_full", "new_empty")
+def _full(c: _Ctx, *args: Any, **kwargs: Any) -> Node:
+    name = c.node.target.__name__.split(".")[0]
+    if name in ("scalar_tensor",):
+        value = args[0]
+    elif name in ("full", "new_full"):
+        value = args[-1]
+    elif name == "full_like":
+        value = args[1]
+    elif "ones" in name:
+        value = 1
+    else:
+        value = 0
+    s = c.g.scalar(value, c.out_dtype)
+    return c.finish(c.g.broadcast_to(s, _shape(c.val)) if c.val.dim() else s)
+
+
+@_op("arange")
+def _arange(c: _Ctx, *args: Any, **kwargs: Any) -> Node:
+    start, step = 0, 1
+    if len(args) == 1:
+        pass
+    elif len(args) == 2:
+        start = args[0]
+    else:
+        start, step = args[0], args[2]
+    shape = _shape(c.val)
+    dt = c.out_dtype
+    out = c.g.iota(shape, 0, DType.i64 if not dt.is_float else dt)
+    out = c.g.binary("add", c.g.binary("mul", out, c.t(step, out.dtype)),
+                     c.t(to_dim_or_num(start), out.dtype))
+    return c.finish(out)
+
+
+def to_dim_or_num(v: Any) -> Any:
+    if isinstance(v, SymExpr):
+        raise LoweringError("arange with a symbolic start")
+    return v
+
+
+# -- reductions -----------------------------------------------------------
+
+
+def _reduce(c: _Ctx, fn: str, x: Node, dims: Any, keepdim: bool) -> Node:
+    if x.rank == 0:
+        return c.finish(x)
+    return c.finish(c.g.reduce(fn, x, _axes(dims, x.rank), keepdim,
+                               dtype=c.out_dtype if fn in ("sum", "prod") else None))
+
+
+@_op("sum")
+def _sum(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Node:
+    return _reduce(c, "sum", x, dims, keepdim)
+
+
+@_op("prod")
+def _prod(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Node:
+    return _reduce(c, "prod", x, dim, keepdim)
+
+
+@_op("mean")
+def _mean(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any = None
+          ) -> Node:
+    x = c.g.cast(x, c.out_dtype)
+    axes = _axes(dims, x.rank)
+    s = c.g.reduce("sum", x, axes, keepdim) if x.rank else x
+    return c.finish(c.g.binary("div", s, _count(c.g, x, axes)))
+
+
+def _count(g: Graph, x: Node, axes: tuple[int, ...]) -> Node:
+    """The number of elements over ``axes`` as a 0-d float (may be symbolic)."""
+    n: Any = 1
+    for a in axes:
+        n = dim_op("mul", n, x.shape[a])
+    if isinstance(n, int):
+        return g.scalar(float(n), x.dtype)
+    return g.cast(g.reduce("sum", g.broadcast_to(g.scalar(1, DType.i64),
+                                                 tuple(x.shape[a] for a in axes)),
+                           tuple(range(len(axes)))), x.dtype)
+
+
+@_op("amax", "amin")
+def _amax(c: _Ctx, x: Node, dims: Any = (), keepdim: bool = False) -> Node:
+    fn = "max" if c.node.target.__name__.startswith("amax") else "min"
+    return _reduce(c, fn, x, dims, keepdim)
+
+
+@_op("max", "min")
+def _max(c: _Ctx, x: Node, other: Any = None, keepdim: bool = False) -> Any:
+    fn = "max" if c.node.target.__name__.startswith("max") else "min"
+    if isinstance(other, Node):
+        return c.finish(c.g.binary("maximum" if fn == "max" else "minimum", x, other))
+    if other is None:
+        return c.finish(c.g.reduce(fn, x, tuple(range(x.rank))))
+    values = c.g.reduce(fn, x, (other,), keepdim)
+    index = c.g.reduce("arg" + fn, x, (other,), keepdim)
+    return (values, index)
+
+
+@_op("argmax", "argmin")
+def _argmax(c: _Ctx, x: Node, dim: int | None = None, keepdim: bool = False) -> Node:
+    fn = "argmax" if c.node.target.__name__.startswith("argmax") else "argmin"
+    if dim is None:
+        flat = c.g.reshape(x, (_numel(x),))
+        out = c.g.reduce(fn, flat, (0,))
+        if keepdim:
+            out = c.g.reshape(out, (1,) * x.rank)
+        return c.finish(out)
+    if x.rank == 0:
+        return c.finish(c.g.scalar(0, DType.i64))
+    return c.finish(c.g.reduce(fn, x, (dim,), keepdim))
+
+
+def _numel(x: Node) -> Any:
+    n: Any = 1
+    for d in x.shape:
+        n = dim_op("mul", n, d)
+    return n
+
+
+@_op("any", "all")
+def _any(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False) -> Node:
+    fn = "any" if c.node.target.__name__.startswith("any") else "all"
+    return _reduce(c, fn, x, dim, keepdim)
+
+
+def _var_mean(c: _Ctx, x: Node, dims: Any, correction: Any, keepdim: bool
+              ) -> tuple[Node, Node]:
+    g = c.g
+    x = g.cast(x, c.out_dtype if c.out_dtype else x.dtype)
+    axes = _axes(dims, x.rank)
+    n = _count(g, x, axes)
+    mean = g.binary("div", g.reduce("sum", x, axes, True), n)
+    d = g.binary("sub", x, mean)
+    ss = g.reduce("sum", g.binary("mul", d, d), axes, keepdim)
+    corr = 1 if correction is None else correction
+    denom = g.binary("sub", n, g.scalar(float(corr), x.dtype))
+    denom = g.binary("maximum", denom, g.scalar(0.0, x.dtype))
+    var = g.binary("div", ss, denom)
+    if not keepdim:
+        mean = g.reshape(mean, var.shape)
+    return var, mean
+
+
+@_op("var", "var_mean", "std")
+def _var(c: _Ctx, x: Node, dims: Any = None, *args: Any, correction: Any = None,
+         keepdim: bool = False, unbiased: Any = None) -> Any:
+    if args:  # var.dim(x, dim, unbiased, keepdim)
+        unbiased = args[0]
+        keepdim = args[1] if len(args) > 1 else keepdim
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    name = c.node.target.__name__
+    if name.startswith("var_mean"):
+        c.out_dtype = _dtype(c.val[0].dtype)
+    var, mean = _var_mean(c, x, dims, correction, keepdim)
+    if name.startswith("var_mean"):
+        return (var, mean)
+    if name.startswith("std"):
+        return c.finish(c.g.unary("sqrt", var))
+    return c.finish(var)
+
+
+@_op("_softmax", "softmax")
+def _softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
+    g = c.g
+    x = g.cast(x, c.out_dtype)
+    if x.rank == 0:
+        return c.finish(g.broadcast_to(g.scalar(1.0, x.dtype), ()))
+    m = g.reduce("max", x, (dim,), True)
+    e = g.unary("exp", g.binary("sub", x, m))
+    return c.finish(g.binary("div", e, g.reduce("sum", e, (dim,), True)))
+
+
+@_op("_log_softmax", "log_softmax")
+def _log_softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
+    g = c.g
+    x = g.cast(x, c.out_dtype)
+    if x.rank == 0:
+        return c.finish(g.binary("sub", x, x))
+    m = g.reduce("max", x, (dim,), True)
+    sh = g.binary("sub", x, m)
+    lse = g.unary("log", g.reduce("sum", g.unary("exp", sh), (dim,), True))
+    return c.finish(g.binary("sub", sh, lse))
+
+
+@_op("native_layer_norm")
+def _layer_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, bias: Node | None,
+                eps: float) -> tuple[Node, Node, Node]:
+    g = c.g
+    k = len(shape)
+    axes = tuple(range(x.rank - k, x.rank))
+    n = _count(g, x, axes)
+    mean = g.binary("div", g.reduce("sum", x, axes, True), n)
+    d = g.binary("sub", x, mean)
+    var = g.binary("div", g.reduce("sum", g.binary("mul", d, d), axes, True), n)
+    rstd = g.unary("rsqrt", g.binary("add", var, g.scalar(eps, x.dtype)))
+    out = g.binary("mul", d, rstd)
+    if weight is not None:
+        out = g.binary("mul", out, weight)
+    if bias is not None:
+        out = g.binary("add", out, bias)
+    return (out, mean, rstd)
+
+
+@_op("_fused_rms_norm")
+def _rms_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, eps: float | None
+              ) -> tuple[Node, Node]:
+    g = c.g
+    axes = tuple(range(x.rank - len(shape), x.rank))
+    eps = float(torch.finfo(torch_dtype(x.dtype)).eps) if eps is None else eps
+    ms = g.binary("div", g.reduce("sum", g.binary("mul", x, x), axes, True),
+                  _count(g, x, axes))
+    r = g.unary("rsqrt", g.binary("add", ms, g.scalar(eps, x.dtype)))
+    out = g.binary("mul", x, r)
+    if weight is not None:
+        out = g.binary("mul", out, weight)
+    return (out, r)
+
+
+# -- matmul ---------------------------------------------------------------
+
+
+@_op("mm", "bmm")
+def _mm(c: _Ctx, a: Node, b: Node) -> Node:
+    return c.finish(c.g.matmul(a, b))
+
+
+@_op("addmm", "baddbmm")
+def _addmm(c: _Ctx, bias: Node, a: Node, b: Node, beta: Any = 1, alpha: Any = 1) -> Node:
+    g = c.g
+    out = g.matmul(a, b)
+    if alpha != 1:
+        out = g.binary("mul", out, g.scalar(alpha, out.dtype))
+    if beta != 0:
+        bias = c.t(bias, out.dtype)
+        if beta != 1:
+            bias = g.binary("mul", bias, g.scalar(beta, out.dtype))
+        out = g.binary("add", out, bias)
+    return c.finish(out)
+
+
+@_op("mv", "dot")
+def _mv(c: _Ctx, a: Node, b: Node) -> Node:
+    g = c.g
+    if a.rank == 1:
+        a = g.reshape(a, (1, a.shape[0]))
+    return c.finish(g.reshape(g.matmul(a, g.reshape(b, (b.shape[0], 1))), _shape(c.val)))
+
+
+# -- views ----------------------------------------------------------------
+
+
+@_op("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias", "flatten",
+     "unflatten")
+def _view(c: _Ctx, x: Node, *args: Any) -> Node:
+    return c.finish(c.g.reshape(x, _shape(c.val)))
+
+
+@_op("squeeze", "unsqueeze", "squeeze_copy", "unsqueeze_copy")
+def _squeeze(c: _Ctx, x: Node, *args: Any) -> Node:
+    return c.finish(c.g.reshape(x, _shape(c.val)))
+
+
+@_op("permute", "permute_copy")
+def _permute(c: _Ctx, x: Node, perm: Any) -> Node:
+    return c.finish(c.g.permute(x, tuple(perm)))
+
+
+@_op("transpose", "t", "numpy_T")
+def _transpose(c: _Ctx, x: Node, d0: int = 0, d1: int = 1) -> Node:
+    if x.rank < 2:
+        return c.finish(x)
+    perm = list(range(x.rank))
+    d0, d1 = d0 % x.rank, d1 % x.rank
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return c.finish(c.g.permute(x, tuple(perm)))
+
+
+@_op("expand", "expand_copy", "broadcast_to", "expand_as")
+def _expand(c: _Ctx, x: Node, *args: Any) -> Node:
+    return c.finish(c.g.broadcast_to(x, _shape(c.val)))
+
+
+def _clamp_index(v: Any, size: Any) -> Any:
+    if isinstance(v, int) and isinstance(size, int):
+        if v < 0:
+            v += size
+        return min(max(v, 0), size)
+    if isinstance(v, int) and v >= 0:
+        if v >= (1 << 62):
+            return size
+        return v
+    if isinstance(v, int) and v < 0:
+        return dim_op("add", size, v)
+    return v  # symbolic: FX guarantees it lies in range
+
+
+@_op("slice", "slice_copy")
+def _slice(c: _Ctx, x: Node, dim: int = 0, start: Any = None, end: Any = None,
+           step: int = 1) -> Node:
+    dim = dim % x.rank
+    size = x.shape[dim]
+    s = _clamp_index(0 if start is None else start, size)
+    e = _clamp_index(size if end is None else end, size)
+    return c.finish(c.g.slice(x, dim, s, e, step))
+
+
+@_op("select", "select_copy")
+def _select(c: _Ctx, x: Node, dim: int, index: Any) -> Node:
+    dim = dim % x.rank
+    if isinstance(index, int) and index < 0:
+        index = dim_op("add", x.shape[dim], index)
+    return c.finish(c.g.select(x, dim, index))
+
+
+@_op("split_with_sizes", "split")
+def _split(c: _Ctx, x: Node, sizes: Any, dim: int = 0) -> tuple[Node, ...]:
+    dim = dim % x.rank
+    outs = []
+    start: Any = 0
+    for v in c.val:
+        n = to_dim(v.shape[dim])
+        end = dim_op("add", start, n)
+        outs.append(c.g.slice(x, dim, start, end, 1))
+        start = end
+    return tuple(outs)
+
+
+@_op("unbind")
+def _unbind(c: _Ctx, x: Node, dim: int = 0) -> tuple[Node, ...]:
+    return tuple(c.g.select(x, dim, i) for i in range(len(c.val)))
+
+
+@_op("cat", "concat")
+def _cat(c: _Ctx, xs: list, dim: int = 0) -> Node:
+    parts = [x for x in xs if not (x.rank == 1 and x.shape[0] == 0)]
+    if not parts:
+        return c.finish(c.g.broadcast_to(c.g.scalar(0, c.out_dtype), _shape(c.val)))
+    parts = [c.g.cast(p, c.out_dtype) for p in parts]
+    return c.finish(c.g.concat(parts, dim) if len(parts) > 1 else parts[0])
+
+
+@_op("stack")
+def _stack(c: _Ctx, xs: list, dim: int = 0) -> Node:
+    rank = xs[0].rank + 1
+    dim = dim % rank
+    parts = [c.g.reshape(x, tuple(x.shape[:dim]) + (1,) + tuple(x.shape[dim:])) for x in xs]
+    return c.finish(c.g.concat(parts, dim))
+
+
+@_op("constant_pad_nd")
+def _pad(c: _Ctx, x: Node, pad: Any, value: float = 0) -> Node:
+    g = c.g
+    pads = [[0, 0] for _ in range(x.rank)]
+    for k in range(len(pad) // 2):
+        d = x.rank - 1 - k
+        pads[d] = [pad[2 * k], pad[2 * k + 1]]
+    # Negative padding crops.
+    for d, (lo, hi) in enumerate(pads):
+        if (isinstance(lo, int) and lo < 0) or (isinstance(hi, int) and hi < 0):
+            lo_c = -lo if isinstance(lo, int) and lo < 0 else 0
+            hi_c = -hi if isinstance(hi, int) and hi < 0 else 0
+            x = g.slice(x, d, lo_c, dim_op("add", x.shape[d], -hi_c), 1)
+            pads[d] = [max(lo, 0) if isinstance(lo, int) else lo,
+                       max(hi, 0) if isinstance(hi, int) else hi]
+    return c.finish(g.pad(x, tuple((lo, hi) for lo, hi in pads), value))
+
+
+# -- indexing -------------------------------------------------------------
+
+
+@_op("embedding")
+def _embedding(c: _Ctx, weight: Node, indices: Node, padding_idx: int = -1, *args: Any
+               ) -> Node:
+    return c.finish(c.g.take(weight, indices, 0, "check"))
+
+
+@_op("index_select")
+def _index_select(c: _Ctx, x: Node, dim: int, index: Node) -> Node:
+    if x.rank == 0:
+        return c.finish(x)
+    if index.rank == 0:
+        index = c.g.reshape(index, (1,))
+    return c.finish(c.g.take(x, index, dim, "check"))
+
+
+@_op("gather")
+def _gather(c: _Ctx, x: Node, dim: int, index: Node, sparse_grad: bool = False) -> Node:
+    return c.finish(c.g.gather(x, index, dim, "check"))
+
+
+@_op("index")
+def _index(c: _Ctx, x: Node, indices: list) -> Node:
+    g = c.g
+    pos = [k for k, i in enumerate(indices) if i is not None]
+    if not pos or pos != list(range(pos[0], pos[-1] + 1)):
+        raise LoweringError("index with non-adjacent index tensors")
+    idx = [indices[k] for k in pos]
+    for i in idx:
+        if i.dtype is DType.bool:
+            raise LoweringError("boolean mask indexing (data-dependent shape)")
+    first = pos[0]
+    if len(idx) == 1:
+        i = g.cast(idx[0], DType.i64)
+        return c.finish(g.take(x, i, first, "wrap"))
+    # Several index tensors over adjacent dims: one linear index into the
+    # merged dims, or -1 (an IndexError) when any of them is out of range.
+    ok: Node | None = None
+    lin: Node | None = None
+    for k, i in zip(pos, idx, strict=False):
+        n = g.scalar(x.shape[k], DType.i64) if isinstance(x.shape[k], int) else None
+        if n is None:
+            raise LoweringError("multi-tensor index over a symbolic dimension")
+        i = g.cast(i, DType.i64)
+        w = g.where(g.binary("lt", i, g.scalar(0, DType.i64)), g.binary("add", i, n), i)
+        inb = g.binary("and", g.binary("ge", w, g.scalar(0, DType.i64)), g.binary("lt", w, n))
+        ok = inb if ok is None else g.binary("and", ok, inb)
+        lin = w if lin is None else g.binary("add", g.binary("mul", lin, n), w)
+    assert lin is not None and ok is not None
+    lin = g.where(ok, lin, g.scalar(-1, DType.i64))
+    merged: Any = 1
+    for k in pos:
+        merged = dim_op("mul", merged, x.shape[k])
+    xm = g.reshape(x, tuple(x.shape[:first]) + (merged,) + tuple(x.shape[pos[-1] + 1:]))
+    return c.finish(g.take(xm, lin, first, "check"))
+
+
+@_op("_embedding_bag", "embedding_bag", "_embedding_bag_forward_only")
+def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
+                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                   per_sample_weights: Node | None = None,
+                   include_last_offset: bool = False, padding_idx: Any = None) -> tuple:
+    g = c.g
+    if mode not in (0, 1):
+        raise LoweringError("embedding_bag mode 'max' is not supported")
+    if padding_idx is not None and padding_idx >= 0:
+        raise LoweringError("embedding_bag with padding_idx is not supported")
+    if indices.rank != 1:
+        raise LoweringError("embedding_bag with 2-d indices (pass offsets)")
+    if offsets.dtype is not indices.dtype:
+        offsets = g.cast(offsets, indices.dtype)
+    out = g.embedding_bag(weight, indices, offsets, "sum" if mode == 0 else "mean",
+                          include_last_offset, per_sample_weights)
+    want = _shape(c.val[0])
+    if tuple(out.shape) != want:
+        out = g.reshape(out, want)
+    return (out, None, None, None)
+
+
+# ---------------------------------------------------------------------------
+# Support and lowering of whole graphs
+# ---------------------------------------------------------------------------
+
+_SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
+            operator.neg, operator.truediv}
+
+
+def _op_name(target: Any) -> str:
+    name = getattr(target, "__name__", str(target))
+    return name.split(".")[0]
+
+
+def node_support(node: torch.fx.Node) -> str | None:
+    """None if ``node`` can be lowered, else the reason it cannot."""
+    if node.op != "call_function":
+        return None
+    t = node.target
+    if t is operator.getitem:
+        src = node.args[0]
+        if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
+                _op_name(src.target) in ("_embedding_bag", "embedding_bag",
+                                         "_embedding_bag_forward_only") and node.args[1] != 0:
+            return "embedding_bag: only the first output (the bags) is supported"
+        return None
+    val = node.meta.get("val")
+    if t in _SYM_OPS or str(getattr(t, "__module__", "")).startswith("torch.fx.experimental"):
+        return None if isinstance(val, (int, torch.SymInt)) else "symbolic non-int value"
+    if t is torch.ops.aten.sym_size.int or t is torch.ops.aten.sym_numel.default:
+        return None
+    if not isinstance(t, torch._ops.OpOverload):
+        return f"{t} is not an ATen operator"
+    name = _op_name(t)
+    if name not in _LOWER:
+        if _foldable(node):
+            return None
+        return f"aten.{name} is not supported by llvmaccel"
+    vals = val if isinstance(val, (tuple, list)) else [val]
+    for v in vals:
+        if isinstance(v, torch.Tensor):
+            if v.dtype not in _DTYPES:
+                return f"dtype {v.dtype} is not supported"
+            if v.device.type != "cpu":
+                return f"device {v.device} is not supported"
+    for a in node.all_input_nodes:
+        av = a.meta.get("val")
+        if isinstance(av, torch.Tensor) and av.dtype not in _DTYPES:
+            return f"input dtype {av.dtype} is not supported"
+    if isinstance(val, torch.Tensor):
+        for d in val.shape:
+            if isinstance(d, torch.SymInt):
+                try:
+                    sympy_to_dim(d.node.expr)
+                except LoweringError as e:
+                    return str(e)
+    return _special_support(name, node)
+
+
+def _special_support(name: str, node: torch.fx.Node) -> str | None:
+    args = node.args
+    if name in ("_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"):
+        mode = args[4] if len(args) > 4 else node.kwargs.get("mode", 0)
+        if mode not in (0, 1):
+            return "embedding_bag mode 'max' is not supported"
+        pidx = args[8] if len(args) > 8 else node.kwargs.get("padding_idx")
+        if pidx is not None and pidx >= 0:
+            return "embedding_bag with padding_idx is not supported"
+        if args[1].meta["val"].dim() != 1:
+            return "embedding_bag with 2-d indices"
+    if name == "index":
+        idx = args[1]
+        pos = [k for k, i in enumerate(idx) if i is not None]
+        if not pos or pos != list(range(pos[0], pos[-1] + 1)):
+            return "aten.index with non-adjacent index tensors"
+        for i in idx:
+            if i is not None and i.meta["val"].dtype is torch.bool:
+                return "boolean mask indexing has a data-dependent shape"
+    if name == "pow":
+        b = args[1]
+        if isinstance(b, torch.fx.Node) and not node.meta["val"].dtype.is_floating_point:
+            return "integer pow with a tensor exponent"
+        if not node.meta["val"].dtype.is_floating_point and not (
+                isinstance(b, (int, float)) and float(b) == int(b) and 0 <= b <= 4):
+            return "integer pow with a non-constant exponent"
+    if name in ("mm", "bmm", "addmm", "baddbmm", "mv", "dot"):
+        if not node.meta["val"].dtype.is_floating_point:
+            return "integer matmul is not supported"
+    if name == "arange" and any(isinstance(a, torch.fx.Node) for a in args[:1]) and \
+            len(args) > 1:
+        return "arange with a symbolic start"
+    return None
+
+
+@dataclass
+class LoweredGraph:
+    """A lowered FX graph and how to call it.
+
+    Attributes:
+        graph: The llvmaccel graph.
+        tensor_args: Positions of the FX placeholders that are graph inputs.
+        symbol_args: (symbol name, FX placeholder position) of SymInt inputs.
+        outputs: Per FX output: ("tensor", graph output index), ("int", size
+            expression) or ("none", None).
+        single_output: The FX graph returns one value, not a tuple.
+        ops: ATen op names lowered.
+    """
+
+    graph: Graph
+    tensor_args: list[int]
+    symbol_args: list[tuple[str, int]]
+    outputs: list[tuple[str, Any]]
+    single_output: bool = False
+    ops: list[str] = field(default_factory=list)
+
+
+def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
+    """Lowers an ATen-level FX graph (every node must pass :func:`node_support`)."""
+    g = Graph()
+    env: dict[torch.fx.Node, Any] = {}
+    tensor_args: list[int] = []
+    symbol_args: list[tuple[str, int]] = []
+    ops: list[str] = []
+    pos = 0
+    out_spec: Any = None
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            val = node.meta.get("val")
+            if val is None:
+                val = node.meta.get("example_value")
+            if isinstance(val, torch.Tensor):
+                env[node] = g.input(node.name, _shape(val), _dtype(val.dtype))
+                tensor_args.append(pos)
+            elif isinstance(val, torch.SymInt):
+                d = to_dim(val)
+                env[node] = d
+                if isinstance(d, SymExpr) and d.op == "sym":
+                    symbol_args.append((d.args[0], pos))
+            elif isinstance(val, int):
+                env[node] = val
+            else:
+                raise LoweringError(f"placeholder {node.name}: unsupported value {val!r}")
+            pos += 1
+            continue
+        if node.op == "output":
+            out_spec = node.args[0]
+            continue
+        if node.op == "get_attr":
+            env[node] = _attr_constant(g, gm, node)
+            continue
+        if node.op != "call_function":
+            raise LoweringError(f"{node.op} nodes are not supported")
+        reason = node_support(node)
+        if reason is not None:
+            raise LoweringError(f"{node.name}: {reason}")
+        val = node.meta.get("val")
+        t = node.target
+        if t is operator.getitem:
+            env[node] = env[node.args[0]][node.args[1]]
+            continue
+        if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+            env[node] = to_dim(val)
+            continue
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+        kwargs = {k: v for k, v in kwargs.items()
+                  if k not in ("dtype", "layout", "device", "pin_memory", "memory_format",
+                               "non_blocking")}
+        args = [to_dim(a) if isinstance(a, torch.SymInt) else a for a in args]
+        name = _op_name(t)
+        if name not in _LOWER or name not in ("full", "scalar_tensor", "arange") and not any(
+                isinstance(a, Node) or (isinstance(a, (list, tuple)) and any(
+                    isinstance(x, Node) for x in a)) for a in args) and \
+                isinstance(val, torch.Tensor) and _static(val):
+            env[node] = _fold(g, node)
+            ops.append(name)
+            continue
+        ctx = _Ctx(g, node)
+        try:
+            env[node] = _LOWER[name](ctx, *args, **kwargs)
+        except (GraphError, TypeError, ValueError, KeyError, IndexError) as e:
+            raise LoweringError(f"{node.name} ({t}): {e}") from e
+        ops.append(name)
+    outs_fx = out_spec if isinstance(out_spec, (tuple, list)) else [out_spec]
+    outputs: list[tuple[str, Any]] = []
+    graph_outs: list[Node] = []
+    for o in outs_fx:
+        v = env[o] if isinstance(o, torch.fx.Node) else o
+        if isinstance(v, Node):
+            outputs.append(("tensor", len(graph_outs)))
+            graph_outs.append(v)
+        elif v is None:
+            outputs.append(("none", None))
+        elif isinstance(v, (int, SymExpr)):
+            outputs.append(("int", v))
+        else:
+            raise LoweringError(f"unsupported graph output {v!r}")
+    g.set_outputs(graph_outs)
+    return LoweredGraph(g, tensor_args, symbol_args, outputs,
+                        single_output=not isinstance(out_spec, (tuple, list)), ops=ops)
+
+
+def _attr_constant(g: Graph, gm: torch.fx.GraphModule, node: torch.fx.Node) -> Node:
+    """A tensor attribute of the graph module (a lifted constant)."""
+    value: Any = gm
+    for part in str(node.target).split("."):
+        value = getattr(value, part)
+    if not isinstance(value, torch.Tensor):
+        raise LoweringError(f"get_attr {node.target}: not a tensor")
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        dt = _dtype(value.dtype)
+        arr = value.detach().cpu().contiguous().numpy().copy()
+    return g.scalar(arr.item(), dt) if arr.ndim == 0 else g.constant(arr, dt)
+
+
+def _foldable(node: torch.fx.Node) -> bool:
+    """A node without tensor or symbolic operands and a small static result
+    (e.g. tril_indices), evaluated at compile time."""
+    val = node.meta.get("val")
+    if node.all_input_nodes or not isinstance(val, torch.Tensor) or not _static(val):
+        return False
+    return val.dtype in _DTYPES and not any(
+        isinstance(a, torch.SymInt) for a in torch.fx.node.map_aggregate(
+            (node.args, node.kwargs), lambda a: a) if not isinstance(a, (list, tuple)))
+
+
+def _static(val: torch.Tensor) -> bool:
+    return all(isinstance(d, int) for d in val.shape) and val.numel() <= (1 << 16)
+
+
+def _fold(g: Graph, node: torch.fx.Node) -> Node:
+    """Evaluates a node without tensor operands (e.g. tril_indices) now."""
+    kwargs = dict(node.kwargs)
+    kwargs["device"] = "cpu"
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        value = node.target(*node.args, **kwargs)
+        if not isinstance(value, torch.Tensor):
+            raise LoweringError(f"{node.name}: cannot fold {node.target}")
+        dt = _dtype(value.dtype)
+        if value.dim() == 0:
+            return g.scalar(value.item(), dt)
+        return g.constant(value.numpy().copy(), dt)
+

@@ -1,0 +1,145 @@
+"""The graph IR, its code generator and the compiler cache, without a frontend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llvmaccel import compiler
+from llvmaccel.codegen import generate
+from llvmaccel.graph import DType, Graph, GraphError, Sym
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _softmax_graph():
+    g = Graph()
+    x = g.input("x", (Sym("n"), 8), DType.f32)
+    e = g.unary("exp", g.binary("sub", x, g.reduce("max", x, (1,), keepdim=True)))
+    g.set_outputs([g.binary("div", e, g.reduce("sum", e, (1,), keepdim=True))])
+    return g
+
+
+def test_symbolic_sizes_are_arguments():
+    c = compiler.compile_graph(_softmax_graph())
+    assert "i64 %sym.n" in c.kernel.ir
+    for n in (1, 5, 33):
+        x = RNG.standard_normal((n, 8)).astype(np.float32)
+        (y,) = c(x)
+        e = np.exp(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-6, atol=1e-7)
+
+
+def test_fusion_one_loop_nest_per_group():
+    g = Graph()
+    x = g.input("x", (16, 16), DType.f32)
+    y = g.unary("tanh", g.binary("add", g.binary("mul", x, x), g.scalar(1.0, DType.f32)))
+    g.set_outputs([g.unary("relu", y)])
+    k = generate(g)
+    assert not k.temps  # the whole chain is one loop nest writing the output
+    assert k.ir.count("phi i64") == 1  # one flat loop over the contiguous output
+
+
+def test_noalias_and_no_fast_math():
+    k = generate(_softmax_graph())
+    assert "ptr noalias readonly %in0" in k.ir and "ptr noalias %out0" in k.ir
+    assert " fast " not in k.ir and "reassoc" not in k.ir
+
+
+def test_embedding_bag_counted_loop_shape():
+    g = Graph()
+    t = g.input("t", (100, 16), DType.f32)
+    i = g.input("i", (Sym("n"),), DType.i64)
+    o = g.input("o", (Sym("b"),), DType.i64)
+    g.set_outputs([g.embedding_bag(t, i, o, "sum")])
+    k = generate(g)
+    assert "%j" in k.ir  # the bag-entry loop over [offsets[b], offsets[b+1])
+    c = compiler.compile_graph(g)
+    table = RNG.standard_normal((100, 16)).astype(np.float32)
+    idx = RNG.integers(0, 100, 40)
+    off = np.array([0, 10, 10, 25])
+    (out,) = c(table, idx, off)
+    ref = np.stack([table[idx[a:b]].sum(0) for a, b in zip(off, [10, 10, 25, 40], strict=False)])
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    assert c.report.passed("accel-prefetch"), c.report.table()
+
+
+def test_index_modes_and_errors():
+    g = Graph()
+    x = g.input("x", (5, 3), DType.f32)
+    i = g.input("i", (4,), DType.i32)
+    g.set_outputs([g.take(x, i, 0, "clip"), g.take(x, i, 0, "fill", fill=-1.0),
+                   g.take(x, i, 0, "check")])
+    c = compiler.compile_graph(g)
+    xs = RNG.standard_normal((5, 3)).astype(np.float32)
+    ok = np.array([0, 4, 2, 1], np.int32)
+    clip, fill, check = c(xs, ok)
+    np.testing.assert_array_equal(check, xs[ok])
+    with pytest.raises(IndexError):
+        c(xs, np.array([0, 5, 1, 1], np.int32))
+    g2 = Graph()
+    x2 = g2.input("x", (5, 3), DType.f32)
+    i2 = g2.input("i", (3,), DType.i64)
+    g2.set_outputs([g2.take(x2, i2, 0, "clip"), g2.take(x2, i2, 0, "fill", fill=-1.0)])
+    clip, fill = compiler.compile_graph(g2)(xs, np.array([-2, 7, 3]))
+    np.testing.assert_array_equal(clip, xs[[0, 4, 3]])
+    np.testing.assert_array_equal(fill[:2], -1.0)
+    np.testing.assert_array_equal(fill[2], xs[3])
+
+
+def test_integer_division_by_zero_does_not_trap():
+    g = Graph()
+    a = g.input("a", (3,), DType.i32)
+    b = g.input("b", (3,), DType.i32)
+    g.set_outputs([g.binary("div", a, b), g.binary("rem", a, b), g.binary("floordiv", a, b)])
+    q, r, f = compiler.compile_graph(g)(np.array([7, -7, -2**31], np.int32),
+                                        np.array([0, 2, -1], np.int32))
+    assert q[1] == -3 and r[1] == -1 and f[1] == -4 and q[0] == 0
+
+
+def test_bad_calls_raise():
+    c = compiler.compile_graph(_softmax_graph())
+    with pytest.raises(TypeError, match="dtype"):
+        c(np.zeros((2, 8), np.float64))
+    with pytest.raises(ValueError, match="shape"):
+        c(np.zeros((2, 9), np.float32))
+    with pytest.raises(ValueError, match="rank"):
+        c(np.zeros(8, np.float32))
+    with pytest.raises(TypeError, match="inputs"):
+        c()
+    with pytest.raises(GraphError):
+        Graph().reshape(Graph().input("x", (2, 3), DType.f32), (7,))
+
+
+def test_memory_and_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "c"))
+    compiler.clear_memory_cache()
+    compiler.reset_stats()
+    c1 = compiler.compile_graph(_softmax_graph())
+    assert compiler.compile_graph(_softmax_graph()) is c1
+    assert compiler.stats().compilations == 1 and compiler.stats().memory_hits == 1
+    assert list((tmp_path / "c").glob("*.bc"))
+    compiler.clear_memory_cache()  # as in a new process: bitcode from disk
+    c2 = compiler.compile_graph(_softmax_graph())
+    s = compiler.stats()
+    assert s.disk_hits == 1 and s.optimizations == 1
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_array_equal(c1(x)[0], c2(x)[0])
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", "off")
+    assert compiler.cache_dir() is None
+
+
+def test_threads_share_a_compiled_graph():
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = compiler.compile_graph(_softmax_graph())
+    xs = [RNG.standard_normal((64, 8)).astype(np.float32) for _ in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda x: c(x)[0], xs))
+    for _x, y in zip(xs, outs, strict=False):
+        np.testing.assert_allclose(y.sum(1), np.ones(64), rtol=1e-5)

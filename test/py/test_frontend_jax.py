@@ -1,0 +1,202 @@
+"""llvmaccel.jax.jit: primitives against jax.jit on CPU, models, fallback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+import llvmaccel.jax as lj  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((6, 10)).astype(np.float32)
+Y = RNG.standard_normal((6, 10)).astype(np.float32)
+W = RNG.standard_normal((10, 4)).astype(np.float32)
+IDX = np.array([0, 5, 9, 2], np.int32)
+
+
+def _check(fn, *args, rtol=2e-5, atol=2e-5):
+    got = lj.jit(fn)(*args)
+    want = jax.jit(fn)(*args)
+    jax.tree_util.tree_map(
+        lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol,
+                                                atol=atol), got, want)
+
+
+PRIMS = {
+    "arith": lambda x, y: (x + y, x - y, x * y, x / (jnp.abs(y) + 1), -x),
+    "math": lambda x, y: (jnp.exp(x), jnp.log(jnp.abs(y) + 1), jnp.sqrt(jnp.abs(x)),
+                          jax.lax.rsqrt(jnp.abs(y) + 1), jnp.tanh(x), jax.nn.sigmoid(y),
+                          jax.lax.erf(x), jnp.log1p(jnp.abs(x)), jnp.expm1(y)),
+    "activations": lambda x, y: (jax.nn.relu(x), jax.nn.gelu(x), jax.nn.gelu(y, approximate=False),
+                                 jax.nn.silu(x)),
+    "pow": lambda x, y: (x ** 3, x ** -2, jnp.abs(x) ** y, jnp.square(y)),
+    "minmax_compare": lambda x, y: (jnp.maximum(x, y), jnp.minimum(x, y), x > y, x <= y,
+                                    x == y, x != y, jnp.clip(x, -0.5, 0.5)),
+    "select_n": lambda x, y: (jnp.where(x > 0, x, y), jax.lax.select_n(
+        (x > y).astype(jnp.int32), x, y)),
+    "convert": lambda x, y: ((x * 10).astype(jnp.int32), (x > 0).astype(jnp.float32),
+                             jnp.round(x * 3), jnp.floor(y * 3)),
+    "int_ops": lambda x, y: ((x * 10).astype(jnp.int32) // 3, (x * 10).astype(jnp.int32) % 4,
+                             jax.lax.rem((y * 10).astype(jnp.int32), 3)),
+    "reduce": lambda x, y: (x.sum(0), x.max(1), x.min(), x.prod(1), jnp.argmax(x, 1),
+                            jnp.argmin(y, 0), (x > 0).any(1), (x > -5).all(),
+                            x.mean(1, keepdims=True)),
+    "softmax": lambda x, y: (jax.nn.softmax(x, -1), jax.nn.log_softmax(y, 0)),
+    "broadcast": lambda x, y: (x + y[0], x * y[:, :1], x + 1.0),
+    "views": lambda x, y: (x.reshape(3, 20), x.T, x[1:4, ::2], x[2], jnp.expand_dims(x, 1),
+                           jnp.concatenate([x, y], 0), jnp.pad(x, ((1, 2), (0, 3))),
+                           jax.lax.pad(x, 2.0, ((-1, 1, 0), (0, 2, 0)))),
+    "dynamic_slice": lambda x, y: (jax.lax.dynamic_slice(x, (2, 3), (3, 4)),
+                                   jax.lax.dynamic_slice(x, (jnp.argmax(y[0]), 0), (2, 10))),
+    "iota": lambda x, y: (jnp.arange(7) * 2, jax.lax.broadcasted_iota(jnp.float32, (3, 4), 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRIMS))
+def test_primitives(name):
+    _check(PRIMS[name], X, Y)
+
+
+def test_dot_general():
+    a = RNG.standard_normal((2, 3, 5)).astype(np.float32)
+    b = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    _check(lambda x, w, a, b: (x @ w, jnp.einsum("bij,bjk->bik", a, b),
+                               jnp.einsum("bij,ij->b", a[:, :, :3], a[0, :, 2:]),
+                               jnp.tensordot(a, b[0], axes=1),
+                               (x * 4).astype(jnp.int32) @ (w * 4).astype(jnp.int32)),
+           X, W, a, b)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_gather_modes(mode):
+    idx = np.array([0, 5, 9, 3], np.int32) if mode == "promise_in_bounds" else \
+        np.array([0, 5, 12, -3], np.int32)
+    table = RNG.standard_normal((10, 4)).astype(np.float32)
+
+    def fn(t, i):
+        out = (t.at[i].get(mode=mode), t.T.at[:, i].get(mode=mode))
+        if mode != "promise_in_bounds":
+            out += (jnp.take(t, i, axis=0, mode=mode), jnp.take(t.T, i, axis=1, mode=mode))
+        return out
+    _check(fn, table, idx)
+
+
+def test_negative_indices_wrap():
+    _check(lambda t, i: t[i], W, np.array([-1, 2, -10], np.int32))
+
+
+def test_nested_jit_and_custom_derivatives():
+    @jax.jit
+    def inner(x):
+        return jax.nn.softplus(x) * 2
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defjvp(lambda p, t: (f(p[0]), jnp.cos(p[0]) * t[0]))
+
+    @jax.custom_vjp
+    def g(x):
+        return x * 3
+
+    g.defvjp(lambda x: (g(x), None), lambda r, ct: (ct * 3,))
+    _check(lambda x: inner(x) + f(x) + g(x) + jax.nn.softmax(x), X)
+
+
+def mlp(params, x):
+    for w, b in params[:-1]:
+        x = jax.nn.relu(x @ w + b)
+    w, b = params[-1]
+    return jax.nn.log_softmax(x @ w + b)
+
+
+def dlrm(params, dense, indices, bag=4):
+    tables, bottom, top = params
+    x = mlp(bottom, dense)
+    batch = dense.shape[0]
+    feats = [x] + [jnp.take(t, indices[k], axis=0).reshape(batch, bag, -1).sum(1)
+                   for k, t in enumerate(tables)]
+    z = jnp.stack(feats, 1)
+    n = len(feats)
+    li, lj_ = np.tril_indices(n, -1)
+    inter = jnp.einsum("bid,bjd->bij", z, z)[:, li, lj_]
+    return jax.nn.sigmoid(mlp(top, jnp.concatenate([x, inter], 1)))
+
+
+def block(p, x, heads=4):
+    def ln(x, g, b):
+        m = x.mean(-1, keepdims=True)
+        v = ((x - m) ** 2).mean(-1, keepdims=True)
+        return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+    b_, t, d = x.shape
+    qkv = ln(x, *p["ln1"]) @ p["qkv"]
+    q, k, v = (z.reshape(b_, t, heads, d // heads).transpose(0, 2, 1, 3)
+               for z in jnp.split(qkv, 3, axis=-1))
+    att = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // heads), axis=-1)
+    y = (att @ v).transpose(0, 2, 1, 3).reshape(b_, t, d)
+    x = x + y @ p["proj"]
+    return x + jax.nn.gelu(ln(x, *p["ln2"]) @ p["fc1"]) @ p["fc2"]
+
+
+def _w(*shape):
+    return (RNG.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+
+
+def test_mlp():
+    params = [(_w(16, 32), _w(32)), (_w(32, 32), _w(32)), (_w(32, 4), _w(4))]
+    _check(mlp, params, RNG.standard_normal((8, 16)).astype(np.float32))
+
+
+def test_dlrm():
+    tables = [_w(50, 8) for _ in range(3)]
+    bottom = [(_w(5, 16), _w(16)), (_w(16, 8), _w(8))]
+    top = [(_w(8 + 6, 16), _w(16)), (_w(16, 1), _w(1))]
+    indices = RNG.integers(0, 50, (3, 6 * 4)).astype(np.int32)
+    _check(dlrm, (tables, bottom, top), RNG.standard_normal((6, 5)).astype(np.float32), indices)
+
+
+def test_transformer_block():
+    d = 32
+    p = {"ln1": (np.ones(d, np.float32), np.zeros(d, np.float32)),
+         "ln2": (np.ones(d, np.float32), np.zeros(d, np.float32)),
+         "qkv": _w(d, 3 * d), "proj": _w(d, d), "fc1": _w(d, 4 * d), "fc2": _w(4 * d, d)}
+    _check(block, p, RNG.standard_normal((2, 5, d)).astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+def test_unsupported_primitive_raises_or_falls_back():
+    def fn(x):
+        return jnp.cumsum(x, 0) + 1
+
+    with pytest.raises(lj.UnsupportedPrimitive, match="cumsum"):
+        lj.jit(fn)(X)
+    with pytest.warns(UserWarning, match="cumsum"):
+        got = lj.jit(fn, fallback=True)(X)
+    np.testing.assert_allclose(got, np.cumsum(X, 0) + 1, rtol=1e-5)
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="float16"):
+        lj.jit(lambda x: x + 1)(X.astype(np.float16))
+    f = lj.jit(lambda x: jnp.exp(x).sum(0))
+    np.testing.assert_allclose(f(np.zeros((0, 3), np.float32)), np.zeros(3))
+    np.testing.assert_allclose(f(X.T), np.exp(X.T).sum(0), rtol=1e-5)  # non-contiguous
+
+
+def test_retrace_per_shape_and_report():
+    f = lj.jit(lambda x, w: jax.nn.relu(x @ w))
+    for n in (2, 3, 5):
+        x = RNG.standard_normal((n, 10)).astype(np.float32)
+        np.testing.assert_allclose(f(x, W), np.maximum(x @ W, 0), rtol=1e-5, atol=1e-5)
+    compiled = f.compiled_for(X, W)
+    assert compiled is not None and compiled.report is not None

@@ -1,0 +1,368 @@
+"""torch.compile(backend="llvmaccel"): ops against eager, models, dynamic shapes,
+fallback, bad inputs."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import llvmaccel.torch as lt  # noqa: E402
+from llvmaccel import compiler  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def _compile(fn, **kw):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="llvmaccel", **kw)
+
+
+def _check(fn, *args, atol=None, rtol=None, **kw):
+    with torch.no_grad():
+        expected = fn(*args)
+        got = _compile(fn, **kw)(*args)
+    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
+
+
+def _no_fallback(fn, *args, **kw):
+    ex = lt.explain(fn, *args, **kw)
+    assert ex.fully_compiled, str(ex)
+    return ex
+
+
+X = torch.randn(6, 10)
+Y = torch.randn(6, 10)
+POS = torch.rand(6, 10) + 0.1
+
+ELEMENTWISE = {
+    "add": lambda x, y: x + y,
+    "sub_alpha": lambda x, y: torch.sub(x, y, alpha=2),
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / (y.abs() + 1),
+    "neg_abs": lambda x, y: -x.abs(),
+    "exp_log": lambda x, y: torch.exp(x) + torch.log(y.abs() + 1),
+    "sqrt_rsqrt": lambda x, y: torch.sqrt(x.abs()) + torch.rsqrt(y.abs() + 1),
+    "pow": lambda x, y: torch.pow(x.abs() + 0.5, y) + x ** 2 + x ** 3,
+    "tanh_sigmoid": lambda x, y: torch.tanh(x) * torch.sigmoid(y),
+    "relu_gelu": lambda x, y: F.relu(x) + F.gelu(y) + F.gelu(x, approximate="tanh"),
+    "silu_erf": lambda x, y: F.silu(x) + torch.erf(y),
+    "max_min": lambda x, y: torch.maximum(x, y) - torch.minimum(x, y),
+    "compare_where": lambda x, y: torch.where(x > y, x, y) + (x <= 0).float()
+    + (x == y).float() + (x != y).float() + (x < y).float() + (x >= 0).float(),
+    "casts": lambda x, y: (x * 10).to(torch.int32).to(torch.float32)
+    + (x > 0).to(torch.float64).float(),
+    "broadcast": lambda x, y: x + y[0] + y[:, :1] + 1.5,
+    "clamp": lambda x, y: torch.clamp(x, -0.5, 0.5) + F.hardtanh(y) + F.leaky_relu(x),
+    "floor_ceil_round": lambda x, y: torch.floor(x * 3) + torch.ceil(y * 3) + torch.round(x * 7),
+    "sign_recip": lambda x, y: torch.sign(x) + torch.reciprocal(y.abs() + 1),
+    "int_ops": lambda x, y: ((x * 10).long() // 3 + (y * 10).long() % 4).float(),
+    "remainder": lambda x, y: torch.remainder(x * 5, 1.5) + torch.fmod(y * 5, 1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise(name):
+    _check(ELEMENTWISE[name], X, Y)
+
+
+REDUCTIONS = {
+    "sum": lambda x: x.sum(1) + x.sum(),
+    "mean": lambda x: x.mean(0, keepdim=True),
+    "amax_amin": lambda x: x.amax(1) - x.amin(0).sum(),
+    "argmax_argmin": lambda x: (x.argmax(1), x.argmin(0), x.argmax()),
+    "max_dim": lambda x: torch.max(x, 1),
+    "softmax": lambda x: torch.softmax(x, -1) + torch.softmax(x, 0),
+    "log_softmax": lambda x: F.log_softmax(x, 1),
+    "var_std": lambda x: (x.var(1), x.std(0), torch.var_mean(x, 1)),
+    "any_all": lambda x: ((x > 1).any(1), (x > -3).all()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions(name):
+    _check(REDUCTIONS[name], X)
+
+
+def test_norms():
+    ln = nn.LayerNorm(10).eval()
+    rms = nn.RMSNorm(10).eval()
+    with torch.no_grad():
+        ln.weight.uniform_()
+        ln.bias.uniform_()
+    _check(lambda x: ln(x) + rms(x) + F.layer_norm(x, (10,)), X)
+
+
+def test_matmuls():
+    a, b = torch.randn(5, 7), torch.randn(7, 3)
+    ba, bb = torch.randn(2, 5, 7), torch.randn(2, 7, 3)
+    lin = nn.Linear(7, 4)
+    _check(lambda a, b, ba, bb: (a @ b, torch.bmm(ba, bb), lin(a), ba @ b,
+                                 torch.addmm(b[0], a, b, beta=0.5, alpha=2.0),
+                                 torch.mv(a, b[:, 0])), a, b, ba, bb)
+
+
+def test_views():
+    x = torch.randn(2, 3, 4)
+    _check(lambda x: (x.reshape(6, 4) + 1, x.permute(2, 0, 1) * 2, x.transpose(0, 2).exp(),
+                      x.expand(3, 2, 3, 4) + 0, x[:, 1:3, ::2] - 1, x[1] + 0, x.select(2, -1) + 0,
+                      x.unsqueeze(1).squeeze(1) + 0, x.flatten(1) + 0,
+                      torch.cat([x, x * 2], 1), torch.stack([x, x], 0) + 0,
+                      F.pad(x, (1, 2, 0, 1)), F.pad(x, (-1, 1), value=3.0),
+                      *torch.split(x, [1, 3], dim=2)), x)
+
+
+def test_indexing():
+    w = torch.randn(20, 6)
+    idx = torch.randint(0, 20, (4, 3))
+    i1 = torch.randint(0, 6, (5,))
+    g = torch.randint(0, 6, (20, 2))
+    _check(lambda w, idx, i1, g: (F.embedding(idx, w), torch.index_select(w, 1, i1),
+                                  torch.gather(w, 1, g), w[idx], w[:, i1], w[i1, i1]),
+           w, idx, i1, g)
+
+
+def test_embedding_bag_modes():
+    w = torch.randn(50, 8)
+    idx = torch.randint(0, 50, (30,))
+    off = torch.tensor([0, 4, 4, 11, 29])
+    psw = torch.rand(30)
+    _check(lambda w, i, o, p: (F.embedding_bag(i, w, o, mode="sum"),
+                               F.embedding_bag(i, w, o, mode="mean"),
+                               F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+                               F.embedding_bag(i, w, torch.cat([o, o.new_tensor([30])]),
+                                               include_last_offset=True)),
+           w, idx, off, psw)
+    _check(lambda w, i, o: F.embedding_bag(i.int(), w, o.int(), mode="sum"), w, idx, off)
+
+
+# --- OpInfo samples --------------------------------------------------------
+
+OPINFO_OPS = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
+              "tanh", "sigmoid", "nn.functional.relu", "nn.functional.gelu",
+              "nn.functional.silu", "erf", "maximum", "minimum", "eq", "lt", "where", "sum",
+              "mean", "amax", "amin", "argmax", "softmax", "log_softmax",
+              "nn.functional.layer_norm", "mm", "bmm", "addmm", "index_select", "gather",
+              "nn.functional.embedding", "cat", "permute", "transpose", "expand",
+              "nn.functional.pad", "reshape", "squeeze", "unsqueeze", "clamp"]
+
+
+def _opinfos():
+    try:  # needs the expecttest package
+        from torch.testing._internal.common_methods_invocations import op_db
+    except ImportError:
+        return []
+
+    by_name = {}
+    for op in op_db:
+        key = op.name if not op.variant_test_name else None
+        if key in OPINFO_OPS and key not in by_name:
+            by_name[key] = op
+    return [by_name[n] for n in OPINFO_OPS if n in by_name]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("op", _opinfos(), ids=lambda op: op.name)
+def test_opinfo(op, dtype):
+    if dtype not in op.supported_dtypes("cpu"):
+        pytest.skip("dtype not supported by the op")
+    samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))[:4]
+    for sample in samples:
+        args = (sample.input, *sample.args)
+        kwargs = dict(sample.kwargs)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+
+        def fn(*ts, _args=args, _kw=kwargs):
+            it = iter(ts)
+            real = [next(it) if isinstance(a, torch.Tensor) else a for a in _args]
+            return op(*real, **_kw)
+
+        with torch.no_grad():
+            try:
+                expected = fn(*tensors)
+            except Exception:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = _compile(fn)(*tensors)
+        torch.testing.assert_close(got, expected, equal_nan=True)
+
+
+# --- models ------------------------------------------------------------------
+
+
+class MLP(nn.Module):
+    def __init__(self, d_in=16, hidden=32, d_out=4):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                                 nn.GELU(), nn.Linear(hidden, d_out))
+
+    def forward(self, x):
+        return torch.log_softmax(self.net(x), -1)
+
+
+class DLRM(nn.Module):
+    def __init__(self, tables=3, rows=200, dim=16, dense=8):
+        super().__init__()
+        self.embs = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+        self.bottom = nn.Sequential(nn.Linear(dense, 32), nn.ReLU(), nn.Linear(32, dim), nn.ReLU())
+        n = tables + 1
+        self.register_buffer("li", torch.tril_indices(n, n, -1)[0], persistent=False)
+        self.register_buffer("lj", torch.tril_indices(n, n, -1)[1], persistent=False)
+        self.top = nn.Sequential(nn.Linear(dim + n * (n - 1) // 2, 32), nn.ReLU(),
+                                 nn.Linear(32, 1))
+
+    def forward(self, dense, indices, offsets):
+        x = self.bottom(dense)
+        feats = [x] + [e(indices[t], offsets[t]) for t, e in enumerate(self.embs)]
+        z = torch.stack(feats, 1)
+        inter = torch.bmm(z, z.transpose(1, 2))[:, self.li, self.lj]
+        return torch.sigmoid(self.top(torch.cat([x, inter], 1)))
+
+
+class Block(nn.Module):
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.h = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.h, d // self.h).transpose(1, 2) for z in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.h) ** 0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+def dlrm_inputs(batch, tables=3, rows=200, bag=4, dense=8):
+    dense_x = torch.randn(batch, dense)
+    indices = torch.randint(0, rows, (tables, batch * bag))
+    offsets = (torch.arange(batch) * bag).repeat(tables, 1)
+    return dense_x, indices, offsets
+
+
+@pytest.mark.parametrize("model,inputs", [
+    (MLP(), lambda: (torch.randn(8, 16),)),
+    (DLRM(), lambda: dlrm_inputs(8)),
+    (Block(), lambda: (torch.randn(2, 5, 32),)),
+], ids=["mlp", "dlrm", "transformer_block"])
+def test_models_fullgraph(model, inputs):
+    model.eval()
+    args = inputs()
+    _check(model, *args, fullgraph=True)
+    ex = _no_fallback(model, *args)
+    assert ex.compiled
+
+
+def test_dlrm_prefetch_fires():
+    ex = _no_fallback(DLRM().eval(), *dlrm_inputs(8))
+    assert "accel-prefetch" in ex.passes_fired(), str(ex)
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "mark_dynamic"])
+def test_dynamic_shapes_one_compilation(mode):
+    model = DLRM().eval()
+    compiler.clear_memory_cache()
+    compiler.reset_stats()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend="llvmaccel", dynamic=True if mode == "dynamic" else None)
+    with torch.no_grad():
+        for batch in (4, 7, 13):
+            args = dlrm_inputs(batch)
+            if mode == "mark_dynamic":
+                for a, dim in zip(args, (0, 1, 1), strict=False):
+                    torch._dynamo.mark_dynamic(a, dim)
+            torch.testing.assert_close(fast(*args), model(*args))
+    assert compiler.stats().compilations == 1
+
+
+def test_options_pipeline_and_strict():
+    x = torch.randn(4, 4)
+    _check(lambda x: x.exp() + 1, x, options={"pipeline": "default<O1>"})
+    with pytest.raises(Exception, match="cumsum"):
+        with torch.no_grad():
+            _compile(lambda x: torch.cumsum(x, 0), options={"strict": True})(x)
+    with pytest.raises(Exception, match="unknown llvmaccel option"):
+        with torch.no_grad():
+            _compile(lambda x: x + 1, options={"bogus": 1})(x)
+
+
+def test_fallback_reports_and_is_correct():
+    def fn(x):
+        return torch.cumsum(x.exp(), 0).sin() * 2
+
+    x = torch.randn(5, 3)
+    with pytest.warns(UserWarning, match="cumsum"):
+        _check(fn, x)
+    ex = lt.explain(fn, x)
+    assert not ex.fully_compiled
+    assert any("cumsum" in f.target for f in ex.fallbacks)
+    assert ex.partitions >= 1
+    assert "cumsum" in str(ex)
+
+
+def test_training_graph_falls_back():
+    lin = nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    torch._dynamo.reset()
+    fast = torch.compile(lin, backend="llvmaccel")
+    with pytest.warns(UserWarning, match="inference"):
+        y = fast(x)
+    y.sum().backward()
+    torch.testing.assert_close(y, lin(x))
+    assert lin.weight.grad is not None
+
+
+def test_backend_importable_as_function():
+    assert callable(lt.backend)
+    from torch._dynamo.backends.registry import lookup_backend
+
+    assert lookup_backend("llvmaccel") is not None
+
+
+# --- bad inputs ------------------------------------------------------------------
+
+
+def test_out_of_range_index_raises():
+    w = torch.randn(10, 4)
+    fast = _compile(lambda i: F.embedding(i, w))
+    with torch.no_grad():
+        torch.testing.assert_close(fast(torch.tensor([1, 2])), F.embedding(torch.tensor([1, 2]), w))
+        with pytest.raises(IndexError):
+            fast(torch.tensor([1, 10]))
+        with pytest.raises(IndexError):
+            fast(torch.tensor([-1, 2]))
+    bag = _compile(lambda i, o: F.embedding_bag(i, w, o))
+    with torch.no_grad(), pytest.raises(IndexError):
+        bag(torch.tensor([1, 12, 3]), torch.tensor([0, 2]))
+    with torch.no_grad(), pytest.raises(IndexError):
+        bag(torch.tensor([1, 2, 3]), torch.tensor([0, 7]))
+
+
+def test_empty_and_noncontiguous_inputs():
+    _check(lambda x: (x.exp().sum(0), x * 2), torch.randn(0, 5))
+    base = torch.randn(8, 6)
+    _check(lambda x, y: x @ y + 1, base.t(), torch.randn(8, 3))
+    _check(lambda x: x.softmax(-1), base[:, ::2])
+    _check(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 4),
+           torch.empty(0, dtype=torch.long), torch.tensor([0, 0]))
+
+
+def test_unsupported_dtype_falls_back():
+    x = torch.randn(4, 4, dtype=torch.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(lambda x: x * 2 + 1, x)
+    ex = lt.explain(lambda x: x * 2 + 1, x)
+    assert ex.fallbacks and "float16" in str(ex)
