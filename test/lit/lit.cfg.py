@@ -2,6 +2,7 @@
 
 import os
 import platform
+import subprocess
 
 import lit.formats
 
@@ -40,6 +41,19 @@ if config.llvm_version_major >= 22:
     config.available_features.add("llvm-ge-22")
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("host-x86_64")
+
+# Targets compiled into this LLVM, as LLVM's own tests name them.
+_llc = subprocess.run([os.path.join(tools, "llc"), "--version"], capture_output=True, text=True)
+_registered = _llc.stdout.split("Registered Targets:")[-1]
+for _target, _names in {
+    "x86": ("x86-64",),
+    "aarch64": ("aarch64",),
+    "nvptx": ("nvptx64",),
+    "amdgpu": ("amdgcn",),
+    "spirv": ("spirv64",),
+}.items():
+    if any(f" {name} " in _registered for name in _names):
+        config.available_features.add(f"{_target}-registered-target")
 
 # GPU runtimes are enabled explicitly on GPU runners (lit --param gpu=cuda,...).
 for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
