@@ -2,10 +2,13 @@
 
 Each kernel's IR (``kernels/*.ll``, generated from the C next to it) is
 JIT-compiled twice for this machine: with ``default<O3>`` alone and with
-``default<O3>`` plus the llvmaccel passes at their extension points. Both run
-on the same inputs, their results are compared, and the table shows which
-passes fired, their remarks, the median time of each variant (runs
-interleaved) and the speedup.
+``default<O3>`` plus the llvmaccel passes at their extension points. Then a
+PyTorch model goes through ``torch.compile(backend="llvmaccel")`` and a JAX
+function through ``llvmaccel.jax.jit``, each compiled with and without the
+passes and checked against eager PyTorch and ``jax.jit``. Both variants run on
+the same inputs, their results are compared, and the table shows which passes
+fired, their remarks, the median time of each variant (runs interleaved) and
+the speedup.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from . import jit
 from .ir import load_module
+from .pipeline import Report
 
 __all__ = ["DemoKernel", "KERNELS", "run_demo"]
 
@@ -87,7 +91,7 @@ KERNELS: tuple[DemoKernel, ...] = (
 class DemoResult:
     """One row of the demo table."""
 
-    kernel: DemoKernel
+    name: str
     fired: list[str]
     passed: int
     missed: int
@@ -107,6 +111,25 @@ def _time_ms(fn: Callable[[], object]) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
+def _interleaved_medians(base: Callable[[], object], accel: Callable[[], object],
+                         runs: int) -> tuple[float, float]:
+    """Median times of ``base`` and ``accel``, run alternately so that drift
+    (frequency, other processes) hits both alike."""
+    times: dict[str, list[float]] = {"base": [], "accel": []}
+    for _ in range(runs):
+        times["base"].append(_time_ms(base))
+        times["accel"].append(_time_ms(accel))
+    return statistics.median(times["base"]), statistics.median(times["accel"])
+
+
+def _result(name: str, report: Report, base_ms: float, accel_ms: float,
+            match: bool) -> DemoResult:
+    passed, missed = report.passed(), report.missed()
+    first = passed[0].message if passed else missed[0].message if missed else ""
+    return DemoResult(name, report.fired(), len(passed), len(missed), first,
+                      base_ms, accel_ms, match)
+
+
 def run_kernel(kernel: DemoKernel, quick: bool, runs: int) -> DemoResult:
     """Compiles ``kernel`` both ways, checks they agree and times them interleaved."""
     module = load_module(_KERNEL_DIR / kernel.ir_file)
@@ -118,26 +141,78 @@ def run_kernel(kernel: DemoKernel, quick: bool, runs: int) -> DemoResult:
     base_fn(*args)
     expected = [out.copy() for out in outputs]
     accel_fn(*args)
-    match = all(np.array_equal(e, o) for e, o in zip(expected, outputs, strict=False))
+    match = all(np.array_equal(e, o) for e, o in zip(expected, outputs, strict=True))
+    base_ms, accel_ms = _interleaved_medians(lambda: base_fn(*args),
+                                             lambda: accel_fn(*args), runs)
+    return _result(kernel.name, accel.report, base_ms, accel_ms, match)
 
-    times: dict[str, list[float]] = {"base": [], "accel": []}
-    for _ in range(runs):  # interleaved, so drift hits both variants alike
-        times["base"].append(_time_ms(lambda: base_fn(*args)))
-        times["accel"].append(_time_ms(lambda: accel_fn(*args)))
 
-    report = accel.report
-    passed = report.passed()
-    return DemoResult(
-        kernel=kernel,
-        fired=report.fired(),
-        passed=len(passed),
-        missed=len(report.missed()),
-        first_remark=(passed[0].message if passed else
-                      report.missed()[0].message if report.missed() else ""),
-        baseline_ms=statistics.median(times["base"]),
-        accel_ms=statistics.median(times["accel"]),
-        results_match=match,
-    )
+def run_torch_model(quick: bool, runs: int) -> DemoResult:
+    """A PyTorch recommendation model through ``torch.compile(backend="llvmaccel")``."""
+    import torch
+
+    from .torch import explain
+
+    torch.manual_seed(0)
+    rows = 1 << 12 if quick else 1 << 22  # 1 GiB table
+    batch, per_bag = (64, 32) if quick else (4096, 32)
+
+    class Recommender(torch.nn.Module):
+        """Embedding bags of sparse features, then a small dense tower."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.bags = torch.nn.EmbeddingBag(rows, 64, mode="sum")
+            self.top = torch.nn.Linear(64, 16)
+
+        def forward(self, indices: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.top(self.bags(indices, offsets)))
+
+    model = Recommender().eval()
+    indices = torch.randint(0, rows, (batch * per_bag,))
+    offsets = torch.arange(0, batch * per_bag, per_bag)
+    base = torch.compile(model, backend="llvmaccel", options={"auto": "none"})
+    accel = torch.compile(model, backend="llvmaccel", options={"auto": "all"})
+    with torch.no_grad():
+        expected = model(indices, offsets)
+        match = all(
+            torch.allclose(fn(indices, offsets), expected, rtol=1e-4, atol=1e-4)
+            for fn in (base, accel)
+        )
+        base_ms, accel_ms = _interleaved_medians(lambda: base(indices, offsets),
+                                                 lambda: accel(indices, offsets), runs)
+        report = Report(remarks=list(explain(model, indices, offsets).remarks))
+    return _result("torch EmbeddingBag+Linear", report, base_ms, accel_ms, match)
+
+
+def run_jax_function(quick: bool, runs: int) -> DemoResult:
+    """A JAX gather-and-reduce function through ``llvmaccel.jax.jit``."""
+    import jax
+    import jax.numpy as jnp
+
+    from .jax import jit as jax_jit
+
+    rows = 1 << 12 if quick else 1 << 22
+    lookups = 2048 if quick else 1 << 17
+
+    def pooled(table: jax.Array, ids: jax.Array) -> jax.Array:
+        """Sum of the looked-up rows, each scaled by its norm."""
+        rows_ = jnp.take(table, ids, axis=0)
+        return jnp.sum(rows_ * jnp.sqrt(jnp.sum(rows_ * rows_, axis=1, keepdims=True)), axis=0)
+
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((rows, 64), dtype=np.float32)
+    ids = rng.integers(0, rows, lookups, dtype=np.int32)
+    base = jax_jit(pooled, auto="none")
+    accel = jax_jit(pooled, auto="all")
+    expected = np.asarray(jax.jit(pooled)(table, ids))
+    match = all(np.allclose(np.asarray(fn(table, ids)), expected, rtol=1e-3, atol=1e-2)
+                for fn in (base, accel))
+    base_ms, accel_ms = _interleaved_medians(lambda: base(table, ids),
+                                             lambda: accel(table, ids), runs)
+    compiled = accel.compiled_for(table, ids)
+    report = compiled.report if compiled is not None else Report()
+    return _result("jax take+reduce", report, base_ms, accel_ms, match)
 
 
 def format_table(results: Sequence[DemoResult]) -> str:
@@ -149,31 +224,48 @@ def format_table(results: Sequence[DemoResult]) -> str:
     ]
     for r in results:
         lines.append(
-            f"| {r.kernel.name} | {', '.join(r.fired) or '-'} | {r.passed}/{r.missed} "
+            f"| {r.name} | {', '.join(r.fired) or '-'} | {r.passed}/{r.missed} "
             f"| {r.baseline_ms:.2f} | {r.accel_ms:.2f} | {r.speedup:.2f}x "
             f"| {'yes' if r.results_match else 'NO'} |"
         )
     return "\n".join(lines)
 
 
+FRONTENDS: dict[str, Callable[[bool, int], DemoResult]] = {
+    "torch": run_torch_model,
+    "jax": run_jax_function,
+}
+
+
 def run_demo(quick: bool = False, runs: int | None = None,
              kernels: Sequence[str] | None = None) -> int:
     """Runs the demo and prints its table; returns a process exit code."""
     runs = runs or (3 if quick else 7)
-    chosen = [k for k in KERNELS if not kernels or k.name in kernels]
-    if kernels and len(chosen) != len(set(kernels)):
-        known = ", ".join(k.name for k in KERNELS)
-        print(f"llvmaccel demo: unknown kernel in {list(kernels)} (known: {known})")
+    known = [k.name for k in KERNELS] + list(FRONTENDS)
+    unknown = sorted(set(kernels or ()) - set(known))
+    if unknown:
+        print(f"llvmaccel demo: unknown kernel {', '.join(unknown)} (known: {', '.join(known)})")
         return 2
     results = []
-    for kernel in chosen:
+    for kernel in KERNELS:
+        if kernels and kernel.name not in kernels:
+            continue
         print(f"-- {kernel.name}: {kernel.description}", flush=True)
-        result = run_kernel(kernel, quick, runs)
-        if result.first_remark:
-            print(f"   accel remark: {result.first_remark}")
-        results.append(result)
+        results.append(run_kernel(kernel, quick, runs))
+        _say_remark(results[-1])
+    for name, run in FRONTENDS.items():
+        if kernels and name not in kernels:
+            continue
+        print(f"-- {name}: {run.__doc__.splitlines()[0]}", flush=True)
+        results.append(run(quick, runs))
+        _say_remark(results[-1])
     print()
     print(format_table(results))
     print(f"\nmedian of {runs} interleaved runs each, single thread;"
           f"{' quick sizes;' if quick else ''} JIT for this CPU")
     return 0 if all(r.results_match for r in results) else 1
+
+
+def _say_remark(result: DemoResult) -> None:
+    if result.first_remark:
+        print(f"   accel remark: {result.first_remark}", flush=True)
