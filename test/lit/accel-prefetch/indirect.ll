@@ -10,7 +10,7 @@
 ; RUN: opt %loadaccel -passes='accel-prefetch<latency=100000>' -pass-remarks=accel-prefetch \
 ; RUN:   -disable-output %s 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT
 ; RUN: opt %loadaccel -passes='accel-prefetch<latency=100000>' -pass-remarks=accel-prefetch \
-; RUN:   -accel-prefetch-lines-in-flight=100000 -disable-output %s 2>&1 \
+; RUN:   -accel-prefetch-accesses-in-flight=100000 -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=LATENCY-MAX
 ; RUN: opt %loadaccel -passes='accel-prefetch<no-indirect>' -S %s | FileCheck %s --check-prefix=OFF
 
@@ -32,10 +32,11 @@
 ; CHECK:         %b = load i32, ptr %b.addr
 
 ; The distance follows from the latency (300 cycles by default) and the cost
-; of an iteration, keeps at most 32 lines in flight, and stays within [4, 256].
+; of an iteration, keeps at most 16 accesses in flight, and stays within
+; [4, 256].
 ; AUTO: remark: {{.*}} prefetched T[...] via B, {{[0-9]+}} iterations ahead, 1 line
 ; LATENCY-MIN: remark: {{.*}} prefetched T[...] via B, 4 iterations ahead, 1 line
-; IN-FLIGHT: remark: {{.*}} prefetched T[...] via B, 32 iterations ahead, 1 line
+; IN-FLIGHT: remark: {{.*}} prefetched T[...] via B, 16 iterations ahead, 1 line
 ; LATENCY-MAX: remark: {{.*}} prefetched T[...] via B, 256 iterations ahead, 1 line
 
 ; OFF-NOT: @llvm.prefetch

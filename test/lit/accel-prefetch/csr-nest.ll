@@ -1,0 +1,243 @@
+; CSR loop nests: an outer loop over bags (rows), an inner loop over
+; idx[off[b]] .. idx[off[b+1]]. The ranges of the inner loop tile one index
+; space, so the look-ahead runs past the end of a bag into the next ones, up
+; to the end of the whole nest: off[nb] is loaded once in the outer preheader
+; and bounds the look-ahead iteration in the inner header. Nests whose ranges
+; do not tile, or whose outer loop has an unknown trip count, keep the
+; look-ahead within the inner loop's own iterations and say why.
+
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
+; RUN:   -accel-prefetch-min-work=0 -S %s | FileCheck %s
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
+; RUN:   -accel-prefetch-min-work=0 -pass-remarks=accel-prefetch \
+; RUN:   -pass-remarks-missed=accel-prefetch -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=REMARK
+
+; Embedding bag as clang -O3 leaves it: the start of bag b is the end loaded
+; in iteration b - 1. The last end is off[nb - 1 + 1], loaded before the nest.
+; CHECK-LABEL: define void @bag(
+; CHECK:       entry:
+; CHECK:         %[[LASTP:.*]] = getelementptr i8, ptr %off, i64
+; CHECK:         %accel.nest.end = load i64, ptr %[[LASTP]], align 8
+; CHECK:       bag.ph:
+; CHECK:         %smax = call i64 @llvm.smax.i64(i64 %end, i64 %accel.nest.end)
+; CHECK:         %accel.last = sub i64 %{{.*}}, %start
+; CHECK:       bag:
+; CHECK:         %accel.left{{[0-9]*}} = sub nuw i64 %accel.last, %indvar
+; CHECK:         %accel.step{{[0-9]*}} = call i64 @llvm.umin.i64(i64 %accel.left{{[0-9]*}}, i64 8)
+; CHECK:         %accel.iter = add nuw i64 %indvar, %accel.step
+; CHECK:         %id.ahead = load i32, ptr
+; CHECK-COUNT-4: call void @llvm.prefetch.p0(
+; CHECK-NOT:     @llvm.prefetch
+; CHECK:         ret void
+
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 8 iterations ahead, 4 lines, across the iterations of the outer loop
+
+define void @bag(ptr noalias %T, ptr noalias %idx, ptr noalias %off, i64 %nb, ptr noalias %out) {
+entry:
+  %first = load i64, ptr %off, align 8
+  br label %outer
+
+outer:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %latch ]
+  %start = phi i64 [ %first, %entry ], [ %end, %latch ]
+  %b.next = add nuw nsw i64 %b, 1
+  %end.addr = getelementptr inbounds i64, ptr %off, i64 %b.next
+  %end = load i64, ptr %end.addr, align 8
+  %o = getelementptr inbounds [64 x float], ptr %out, i64 %b
+  %nonempty = icmp slt i64 %start, %end
+  br i1 %nonempty, label %bag.ph, label %latch
+
+bag.ph:
+  br label %bag
+
+bag:
+  %j = phi i64 [ %start, %bag.ph ], [ %j.next, %bag.latch ]
+  %id.addr = getelementptr inbounds i32, ptr %idx, i64 %j
+  %id = load i32, ptr %id.addr, align 4
+  %id.ext = sext i32 %id to i64
+  %row = getelementptr inbounds [64 x float], ptr %T, i64 %id.ext
+  br label %sum
+
+sum:
+  %k = phi i64 [ 0, %bag ], [ %k.next, %sum ]
+  %t.addr = getelementptr inbounds float, ptr %row, i64 %k
+  %t = load float, ptr %t.addr, align 4
+  %o.addr = getelementptr inbounds float, ptr %o, i64 %k
+  %acc = load float, ptr %o.addr, align 4
+  %acc.next = fadd float %acc, %t
+  store float %acc.next, ptr %o.addr, align 4
+  %k.next = add nuw nsw i64 %k, 1
+  %sum.done = icmp eq i64 %k.next, 64
+  br i1 %sum.done, label %bag.latch, label %sum
+
+bag.latch:
+  %j.next = add nsw i64 %j, 1
+  %bag.done = icmp eq i64 %j.next, %end
+  br i1 %bag.done, label %latch, label %bag
+
+latch:
+  %outer.done = icmp eq i64 %b.next, %nb
+  br i1 %outer.done, label %exit, label %outer
+
+exit:
+  ret void
+}
+
+; SpMV: both bounds loaded in every row from 64-bit row pointers, 32-bit
+; column indices. The row pointer of the last row is rowptr[nrows - 1 + 1].
+; CHECK-LABEL: define void @spmv(
+; CHECK:       entry:
+; CHECK:         %accel.nest.end = load i64, ptr
+; CHECK:       row:
+; CHECK:         %accel.left{{[0-9]*}} = sub nuw i64 %accel.last, %indvar
+; CHECK:         %accel.step{{[0-9]*}} = call i64 @llvm.umin.i64(i64 %accel.left{{[0-9]*}}, i64 8)
+; CHECK:         %col.ahead = load i32, ptr
+; CHECK:         call void @llvm.prefetch.p0(
+; CHECK-NOT:     @llvm.prefetch
+; CHECK:         ret void
+
+; REMARK: remark: {{.*}} prefetched x[...] via cols, 8 iterations ahead, 1 line, across the iterations of the outer loop
+
+define void @spmv(i64 %nrows, ptr noalias %rowptr, ptr noalias %cols, ptr noalias %vals, ptr noalias %x, ptr noalias %y) {
+entry:
+  %any = icmp sgt i64 %nrows, 0
+  br i1 %any, label %outer, label %exit
+
+outer:
+  %r = phi i64 [ 0, %entry ], [ %r.next, %latch ]
+  %start.addr = getelementptr inbounds i64, ptr %rowptr, i64 %r
+  %start = load i64, ptr %start.addr, align 8
+  %r.next = add nuw nsw i64 %r, 1
+  %end.addr = getelementptr inbounds i64, ptr %rowptr, i64 %r.next
+  %end = load i64, ptr %end.addr, align 8
+  %nonempty = icmp slt i64 %start, %end
+  br i1 %nonempty, label %row, label %latch
+
+row:
+  %j = phi i64 [ %j.next, %row ], [ %start, %outer ]
+  %s = phi double [ %s.next, %row ], [ 0.0, %outer ]
+  %v.addr = getelementptr inbounds double, ptr %vals, i64 %j
+  %v = load double, ptr %v.addr, align 8
+  %col.addr = getelementptr inbounds i32, ptr %cols, i64 %j
+  %col = load i32, ptr %col.addr, align 4
+  %col.ext = sext i32 %col to i64
+  %x.addr = getelementptr inbounds double, ptr %x, i64 %col.ext
+  %xv = load double, ptr %x.addr, align 8
+  %s.next = call double @llvm.fmuladd.f64(double %v, double %xv, double %s)
+  %j.next = add nsw i64 %j, 1
+  %row.done = icmp eq i64 %j.next, %end
+  br i1 %row.done, label %latch, label %row
+
+latch:
+  %res = phi double [ 0.0, %outer ], [ %s.next, %row ]
+  %y.addr = getelementptr inbounds double, ptr %y, i64 %r
+  store double %res, ptr %y.addr, align 8
+  %outer.done = icmp eq i64 %r.next, %nrows
+  br i1 %outer.done, label %exit, label %outer
+
+exit:
+  ret void
+}
+
+; The ranges come from two arrays (start = starts[b], end = ends[b]): they
+; need not tile, the indices between them need not be loaded by the program.
+; The look-ahead is clamped to the bag's own last iteration.
+; CHECK-LABEL: define void @ranges(
+; CHECK-NOT:     accel.nest.end
+; CHECK:       inner:
+; CHECK:         %accel.left{{[0-9]*}} = sub nuw i64 %{{.*}}, %indvar
+; CHECK:         call void @llvm.prefetch.p0(
+; CHECK:         ret void
+
+; REMARK: remark: {{.*}} look-ahead stops at the loop's last iteration, not at the end of the loop nest: the ranges of the inner loop do not tile: its start is not the previous end (offsets[b] .. offsets[b+1])
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 8 iterations ahead, 1 line{{$}}
+
+define void @ranges(ptr noalias %T, ptr noalias %idx, ptr noalias %starts, ptr noalias %ends, i64 %nb, ptr noalias %out) {
+entry:
+  br label %outer
+
+outer:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %latch ]
+  %start.addr = getelementptr inbounds i64, ptr %starts, i64 %b
+  %start = load i64, ptr %start.addr, align 8
+  %end.addr = getelementptr inbounds i64, ptr %ends, i64 %b
+  %end = load i64, ptr %end.addr, align 8
+  %nonempty = icmp slt i64 %start, %end
+  br i1 %nonempty, label %inner, label %latch
+
+inner:
+  %j = phi i64 [ %j.next, %inner ], [ %start, %outer ]
+  %s = phi float [ %s.next, %inner ], [ 0.0, %outer ]
+  %id.addr = getelementptr inbounds i32, ptr %idx, i64 %j
+  %id = load i32, ptr %id.addr, align 4
+  %id.ext = sext i32 %id to i64
+  %t.addr = getelementptr inbounds float, ptr %T, i64 %id.ext
+  %t = load float, ptr %t.addr, align 4
+  %s.next = fadd float %s, %t
+  %j.next = add nsw i64 %j, 1
+  %inner.done = icmp eq i64 %j.next, %end
+  br i1 %inner.done, label %latch, label %inner
+
+latch:
+  %sum = phi float [ 0.0, %outer ], [ %s.next, %inner ]
+  %o.addr = getelementptr inbounds float, ptr %out, i64 %b
+  store float %sum, ptr %o.addr, align 4
+  %b.next = add nuw nsw i64 %b, 1
+  %outer.done = icmp eq i64 %b.next, %nb
+  br i1 %outer.done, label %exit, label %outer
+
+exit:
+  ret void
+}
+
+; The outer loop stops at the first negative offset: its trip count is
+; unknown, so the end of the nest is unknown too.
+; CHECK-LABEL: define void @until_negative(
+; CHECK-NOT:     accel.nest.end
+; CHECK:       inner:
+; CHECK:         call void @llvm.prefetch.p0(
+; CHECK:         ret void
+
+; REMARK: remark: {{.*}} look-ahead stops at the loop's last iteration, not at the end of the loop nest: the outer loop: loop trip count is unknown: cannot clamp the look-ahead index
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 8 iterations ahead, 1 line{{$}}
+
+define void @until_negative(ptr noalias %T, ptr noalias %idx, ptr noalias %off, ptr noalias %out) {
+entry:
+  %first = load i64, ptr %off, align 8
+  br label %outer
+
+outer:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %latch ]
+  %start = phi i64 [ %first, %entry ], [ %end, %latch ]
+  %b.next = add nuw nsw i64 %b, 1
+  %end.addr = getelementptr inbounds i64, ptr %off, i64 %b.next
+  %end = load i64, ptr %end.addr, align 8
+  %nonempty = icmp slt i64 %start, %end
+  br i1 %nonempty, label %inner, label %latch
+
+inner:
+  %j = phi i64 [ %j.next, %inner ], [ %start, %outer ]
+  %s = phi float [ %s.next, %inner ], [ 0.0, %outer ]
+  %id.addr = getelementptr inbounds i32, ptr %idx, i64 %j
+  %id = load i32, ptr %id.addr, align 4
+  %id.ext = sext i32 %id to i64
+  %t.addr = getelementptr inbounds float, ptr %T, i64 %id.ext
+  %t = load float, ptr %t.addr, align 4
+  %s.next = fadd float %s, %t
+  %j.next = add nsw i64 %j, 1
+  %inner.done = icmp eq i64 %j.next, %end
+  br i1 %inner.done, label %latch, label %inner
+
+latch:
+  %sum = phi float [ 0.0, %outer ], [ %s.next, %inner ]
+  %o.addr = getelementptr inbounds float, ptr %out, i64 %b
+  store float %sum, ptr %o.addr, align 4
+  %stop = icmp slt i64 %end, 0
+  br i1 %stop, label %exit, label %outer
+
+exit:
+  ret void
+}
+
+declare double @llvm.fmuladd.f64(double, double, double)
