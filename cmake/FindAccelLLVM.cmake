@@ -14,14 +14,24 @@ set(LLVMACCEL_LLVM_VERSION "${LLVMACCEL_LLVM_DEFAULT}" CACHE STRING
 set(_accel_install_hint
     "Install it with: apt-get install llvm-${LLVMACCEL_LLVM_VERSION}-dev llvm-${LLVMACCEL_LLVM_VERSION}-tools clang-${LLVMACCEL_LLVM_VERSION}\n  (or pass -DLLVM_DIR=<prefix>/lib/cmake/llvm for another install).")
 
-if(NOT LLVM_DIR)
-  set(_accel_hint_dir "/usr/lib/llvm-${LLVMACCEL_LLVM_VERSION}/lib/cmake/llvm")
-  if(EXISTS "${_accel_hint_dir}/LLVMConfig.cmake")
-    set(LLVM_DIR "${_accel_hint_dir}" CACHE PATH "Directory holding LLVMConfig.cmake" FORCE)
-  endif()
+if(LLVMACCEL_LLVM_VERSION LESS LLVMACCEL_LLVM_MIN OR
+   LLVMACCEL_LLVM_VERSION GREATER LLVMACCEL_LLVM_MAX)
+  message(FATAL_ERROR
+    "llvmaccel: LLVMACCEL_LLVM_VERSION=${LLVMACCEL_LLVM_VERSION} is outside the "
+    "supported range ${LLVMACCEL_LLVM_MIN}..${LLVMACCEL_LLVM_MAX}.")
 endif()
 
-find_package(LLVM CONFIG QUIET)
+if(LLVM_DIR)
+  # An explicit LLVM_DIR wins; its release is checked below.
+  find_package(LLVM CONFIG QUIET NO_DEFAULT_PATH PATHS "${LLVM_DIR}")
+else()
+  # Debian and Ubuntu install each release under /usr/lib/llvm-NN.
+  find_package(LLVM CONFIG QUIET NO_DEFAULT_PATH
+    PATHS "/usr/lib/llvm-${LLVMACCEL_LLVM_VERSION}/lib/cmake/llvm")
+  if(LLVM_FOUND AND NOT LLVM_VERSION_MAJOR EQUAL LLVMACCEL_LLVM_VERSION)
+    set(LLVM_FOUND FALSE)
+  endif()
+endif()
 if(NOT LLVM_FOUND)
   message(FATAL_ERROR
     "llvmaccel: LLVM ${LLVMACCEL_LLVM_VERSION} was not found.\n  ${_accel_install_hint}")

@@ -1,0 +1,54 @@
+"""Configuring the CMake project: the supported LLVM range and its messages."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _configure(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    cmake = shutil.which("cmake")
+    assert cmake, "cmake is missing (requirements-dev.txt installs it)"
+    return subprocess.run([cmake, "-S", str(ROOT), "-B", str(tmp_path / "build"), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_versions_are_declared_once():
+    text = (ROOT / "cmake" / "LLVMAccelVersions.cmake").read_text()
+    assert "set(LLVMACCEL_LLVM_MIN 19)" in text
+    assert "set(LLVMACCEL_LLVM_MAX 22)" in text
+    assert "set(LLVMACCEL_LLVM_DEFAULT 22)" in text
+
+
+def _message(out: subprocess.CompletedProcess) -> str:
+    return " ".join(out.stderr.split())  # CMake wraps long messages
+
+
+def test_missing_llvm_says_what_to_install(tmp_path):
+    fake = tmp_path / "llvm-prefix"
+    fake.mkdir()
+    out = _configure(tmp_path, f"-DLLVM_DIR={fake}", "-DLLVMACCEL_BUILD_TESTS=OFF")
+    assert out.returncode != 0
+    assert "LLVM 22 was not found" in _message(out)
+    assert "apt-get install llvm-22-dev llvm-22-tools clang-22" in _message(out)
+
+
+def test_unsupported_version_request_is_refused(tmp_path):
+    out = _configure(tmp_path, "-DLLVMACCEL_LLVM_VERSION=7", "-DLLVMACCEL_BUILD_TESTS=OFF")
+    assert out.returncode != 0
+    assert "LLVMACCEL_LLVM_VERSION=7 is outside the supported range 19..22" in _message(out)
+
+
+@pytest.mark.skipif(not Path("/usr/lib/llvm-14/lib/cmake/llvm/LLVMConfig.cmake").exists(),
+                    reason="needs an unsupported LLVM (14) installed")
+def test_out_of_range_llvm_is_refused(tmp_path):
+    out = _configure(tmp_path, "-DLLVM_DIR=/usr/lib/llvm-14/lib/cmake/llvm",
+                     "-DLLVMACCEL_BUILD_TESTS=OFF")
+    assert out.returncode != 0
+    assert "LLVM 14.0.6" in _message(out)
+    assert "is outside the supported range 19..22" in _message(out)
