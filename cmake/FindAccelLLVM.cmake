@@ -21,6 +21,13 @@ if(LLVMACCEL_LLVM_VERSION LESS LLVMACCEL_LLVM_MIN OR
     "supported range ${LLVMACCEL_LLVM_MIN}..${LLVMACCEL_LLVM_MAX}.")
 endif()
 
+# A build tree reconfigured for another release forgets the LLVM it found.
+if(DEFINED LLVMACCEL_RESOLVED_VERSION AND
+   NOT LLVMACCEL_RESOLVED_VERSION STREQUAL LLVMACCEL_LLVM_VERSION)
+  unset(LLVM_DIR CACHE)
+  unset(LLVM_DIR)
+endif()
+
 if(LLVM_DIR)
   # An explicit LLVM_DIR wins; its release is checked below.
   find_package(LLVM CONFIG QUIET NO_DEFAULT_PATH PATHS "${LLVM_DIR}")
@@ -50,5 +57,8 @@ if(LLVM_ENABLE_RTTI)
 else()
   set(LLVMACCEL_LLVM_RTTI OFF)
 endif()
+
+set(LLVMACCEL_RESOLVED_VERSION "${LLVMACCEL_LLVM_VERSION}" CACHE INTERNAL
+    "LLVMACCEL_LLVM_VERSION of the last configuration")
 
 message(STATUS "llvmaccel: using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")

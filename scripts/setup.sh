@@ -57,7 +57,7 @@ setup_venv() {
 install_package() {
   say "building and installing llvmaccel (LLVM $llvm)"
   LLVMACCEL_LLVM_VERSION="$llvm" "$venv/bin/python" -m pip install -q \
-    --no-build-isolation --no-deps "$root"
+    --no-build-isolation --no-deps --config-settings=build-dir="build/py-llvm$llvm" "$root"
 }
 
 build_lit_tree() {
