@@ -4,8 +4,9 @@ LLVM ?= 22
 VENV := .venv
 BIN := $(VENV)/bin
 export LLVMACCEL_LLVM_VERSION := $(LLVM)
+LIT_RELEASES := lit-19 lit-20 lit-21 lit-22
 
-.PHONY: setup demo test test-lit test-py lint lit-19 clean
+.PHONY: setup demo test test-lit test-py lint clean $(LIT_RELEASES)
 
 setup:
 	./scripts/setup.sh
@@ -30,9 +31,9 @@ test-py:
 	$(BIN)/pytest -q test/py
 
 # The lit suite against another LLVM release, e.g. `make lit-19`.
-lit-%:
-	LLVMACCEL_LLVM_VERSION=$* ./scripts/setup.sh --lit-only
-	$(BIN)/lit -sv build/llvm-$*/test/lit
+$(LIT_RELEASES):
+	LLVMACCEL_LLVM_VERSION=$(@:lit-%=%) ./scripts/setup.sh --lit-only
+	$(BIN)/lit -sv $(LIT_ARGS) build/llvm-$(@:lit-%=%)/test/lit
 
 clean:
 	rm -rf build
