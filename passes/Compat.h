@@ -61,31 +61,6 @@ inline void registerOptimizerLast(PassBuilder &PB, ModuleEPCallback C) {
 #endif
 }
 
-/// Registers \p C at the OptimizerEarly extension point (before the function
-/// optimization pipeline of the module optimizer).
-inline void registerOptimizerEarly(PassBuilder &PB, ModuleEPCallback C) {
-#if LLVM_VERSION_MAJOR >= 20
-  PB.registerOptimizerEarlyEPCallback(
-      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
-        C(MPM, Level);
-      });
-#else
-  PB.registerOptimizerEarlyEPCallback(C);
-#endif
-}
-
-/// Registers \p C at the PipelineEarlySimplification extension point.
-inline void registerEarlySimplification(PassBuilder &PB, ModuleEPCallback C) {
-#if LLVM_VERSION_MAJOR >= 20
-  PB.registerPipelineEarlySimplificationEPCallback(
-      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
-        C(MPM, Level);
-      });
-#else
-  PB.registerPipelineEarlySimplificationEPCallback(C);
-#endif
-}
-
 /// The first point in \p BB where a non-PHI instruction may be inserted.
 inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
 #if LLVM_VERSION_MAJOR >= 20

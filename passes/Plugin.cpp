@@ -32,6 +32,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -69,6 +70,17 @@ std::string autoSelection() {
   return AutoPasses;
 }
 
+/// The pass names of an -llvmaccel-auto selection other than "all" and
+/// "none".
+SmallVector<std::string, 4> autoNames(StringRef Selection) {
+  SmallVector<StringRef, 4> Parts;
+  Selection.split(Parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  SmallVector<std::string, 4> Names;
+  for (StringRef Part : Parts)
+    Names.push_back(Part.trim().str());
+  return Names;
+}
+
 /// Whether the default pipelines should include \p PassName.
 bool isAutoEnabled(StringRef PassName) {
   std::string Selection = autoSelection();
@@ -77,12 +89,7 @@ bool isAutoEnabled(StringRef PassName) {
     return true;
   if (Sel == "none" || Sel.empty())
     return false;
-  SmallVector<StringRef, 4> Names;
-  Sel.split(Names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef N : Names)
-    if (N.trim() == PassName)
-      return true;
-  return false;
+  return is_contained(autoNames(Sel), PassName);
 }
 
 struct PassEntry {
@@ -112,23 +119,18 @@ ArrayRef<ParamEntry> allParams() {
 
 /// Warns once about names in the -llvmaccel-auto list that are not passes.
 void checkAutoSelection() {
-  static bool Checked = false;
-  if (Checked)
+  static std::atomic<bool> Checked{false};
+  if (Checked.exchange(true))
     return;
-  Checked = true;
   std::string Selection = autoSelection();
   StringRef Sel = StringRef(Selection).trim();
   if (Sel == "all" || Sel == "none" || Sel.empty())
     return;
-  SmallVector<StringRef, 4> Names;
-  Sel.split(Names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef N : Names) {
-    bool Known = any_of(allPasses(),
-                        [&](const PassEntry &P) { return P.Name == N.trim(); });
-    if (!Known)
+  for (const std::string &Name : autoNames(Sel))
+    if (none_of(allPasses(),
+                [&](const PassEntry &P) { return P.Name == Name; }))
       WithColor::warning(errs(), "LLVMAccel")
-          << "-llvmaccel-auto names unknown pass '" << N.trim() << "'\n";
-  }
+          << "-llvmaccel-auto names unknown pass '" << Name << "'\n";
 }
 
 bool parseFunctionPass(StringRef Name, FunctionPassManager &FPM) {

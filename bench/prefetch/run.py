@@ -482,6 +482,13 @@ def _hash_matches(args: tuple[Any, ...]) -> int:
     return int(args[4].contents.value)
 
 
+
+def _embbag_args(d: Any, s: Any) -> tuple:
+    """Arguments of the fixed-width embedding-bag kernels."""
+    return (ptr(d.emb_table), ptr(d.emb_indices), ptr(d.emb_offsets), _i64(s.emb_bags),
+            ptr(d.emb_out))
+
+
 KERNEL_LIST: list[Kernel] = [
     Kernel(
         "embbag",
@@ -492,13 +499,7 @@ KERNEL_LIST: list[Kernel] = [
         "1 GiB table, bags of 32 random rows",
         1.4,
         False,
-        lambda d, s: (
-            ptr(d.emb_table),
-            ptr(d.emb_indices),
-            ptr(d.emb_offsets),
-            _i64(s.emb_bags),
-            ptr(d.emb_out),
-        ),
+        _embbag_args,
         output=lambda d: d.emb_out,
         working_set=lambda d, s: d.emb_table.nbytes,
     ),
@@ -511,13 +512,7 @@ KERNEL_LIST: list[Kernel] = [
         "(kept in registers: out-of-order execution already overlaps the rows)",
         None,
         False,
-        lambda d, s: (
-            ptr(d.emb_table),
-            ptr(d.emb_indices),
-            ptr(d.emb_offsets),
-            _i64(s.emb_bags),
-            ptr(d.emb_out),
-        ),
+        _embbag_args,
         output=lambda d: d.emb_out,
         working_set=lambda d, s: d.emb_table.nbytes,
     ),
