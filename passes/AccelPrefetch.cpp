@@ -71,13 +71,40 @@
 /// offsets (read early) or, for chains, the index arrays. Otherwise the
 /// look-ahead stops at L's own last iteration, with a remark.
 ///
-/// Profitability: an out-of-order core already overlaps the misses of a tight
-/// gather loop (`s += T[idx[i]]`): its reorder buffer spans many iterations,
-/// hence many independent misses. Prefetching pays off only when an iteration
-/// carries enough work that few misses fit in the window, so indirect
-/// prefetching requires MinWorkPerIndirectAccess units of TTI cost per indirect
-/// cache line and iteration. Strided accesses below min-stride are left to the
-/// hardware prefetcher.
+/// Runtime-unrolled CSR nests: -O3 splits the walk of a tile [S, E) into a
+/// remainder loop P over [S, X) with step 1 and the loop M unrolled by U
+/// over [X, E), X = S + R (a phi of S and P's exit value). Both P and M get
+/// the nest look-ahead (each as L above, with M's tile end E, found from
+/// M's exit `j + U == E` when SCEV cannot fold X + U * (BTC + 1)). The tiles
+/// are still walked whole, which is all the argument above needs, when
+/// (matchPrologue): S is the tiled start; R = (E - S) mod 2^k with U | 2^k
+/// (so S <= X <= E and E - X is a multiple of U); P runs all its
+/// iterations, walks {S,+,1} and leaves only through its latch to X's
+/// block; X = S only on an edge taken when R == 0 and P is entered
+/// otherwise, from a block that runs whenever S < E; M is skipped only when
+/// the compared value puts E - S in [0, 2^k), where X = E. Then every index
+/// of [S, E) is loaded by P or by M. Because M's look-ahead index
+/// g = X + U * K need not be aligned to a later tile's X_b, the look-ahead
+/// loads must be element-wise (loadsMissing): each reads element g + c,
+/// c < U, of an array frame F + Size * e (F invariant in O), M reads all U
+/// elements of each step and P every element in that frame, and chains are
+/// not followed (level 1 only). With K <= (smax(o_N, E) - X) /u U - 1, the
+/// elements g + c stay below smax(o_N, E). The remainder loop looks ahead as
+/// many indices as M, so that together they prefetch every index once.
+///
+/// Profitability: an out-of-order core already overlaps many misses of a
+/// tight gather loop (`s += T[idx[i]]`): its reorder buffer spans many
+/// iterations, hence many independent misses. Prefetching still gains there
+/// when the table is far larger than the caches, but costs instructions when
+/// it fits in them, and the pass cannot know the table's size. Indirect
+/// prefetching within one loop therefore requires MinWorkPerIndirectAccess
+/// units of TTI cost per indirect cache line and iteration, where few misses
+/// fit in the window. A look-ahead across the iterations of an outer loop
+/// (CSR nests) is exempt: it runs past the inner loop's exits, which bound
+/// what the window overlaps (a row end is a data-dependent branch, often
+/// mispredicted), and CSR SpMV (5 units per access) gains like hand
+/// prefetching.
+/// Strided accesses below min-stride are left to the hardware prefetcher.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +125,7 @@
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/ConstantRange.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -144,12 +172,15 @@ constexpr unsigned MaxDistance = 256;
 /// weighting its cost in the cost of one outer iteration.
 constexpr unsigned DefaultInnerTripCount = 16;
 /// Units of TTI cost an iteration must carry per indirect access (a group
-/// of lines reached through one index). Below it the reorder buffer already
-/// spans as many independent misses as the core can have in flight (a
-/// 224-entry window over a 10-instruction gather loop holds 20+ misses,
-/// more than the 10-16 line fill buffers), and prefetching buys nothing:
-/// measured 0.97-1.03x on `s += T[idx[i]]` (about 9 units per access).
-/// Embedding bags (a 4-line row per index, 37 units at -O2) gain.
+/// of lines reached through one index) when the look-ahead stays within the
+/// loop. Below it the reorder buffer already spans many independent misses
+/// (a 224-entry window over a 10-instruction gather loop holds 20+), and
+/// prefetching gains only on tables far larger than the caches: measured on
+/// `s += T[idx[i]]` (about 9 units per access) with min-work=0, 1.18x over
+/// a 1 GiB table but 0.97-0.98x over a 64 KiB one (hand prefetching: 0.92-
+/// 0.98x), and the pass cannot tell them apart. Embedding bags (a 4-line row
+/// per index, 37 units at -O2) gain. CSR nests looking ahead across rows are
+/// exempt (see the file comment).
 static cl::opt<unsigned> MinWorkPerIndirectAccess(
     "accel-prefetch-min-work", cl::Hidden, cl::init(16),
     cl::desc("Units of TTI cost an iteration must carry per indirect access "
@@ -437,6 +468,15 @@ private:
   const char *loopCannotClamp(const Loop &Lp) const;
   bool chainsMayBeOverwritten(const AccessGroup &G, const Loop &Lp) const;
   std::string analyzeNest(ArrayRef<AccessGroup *> Chosen);
+  const SCEV *exitBound(const Loop &Lp, const SCEVAddRecExpr *AR) const;
+  const SCEVAddRecExpr *mainAfterPrologue(const SCEVAddRecExpr *AR) const;
+  bool enteredWhenNotEmpty(BasicBlock *BB, const Loop &O, const SCEV *Start,
+                           const SCEV *End) const;
+  const char *matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
+                            uint64_t U,
+                            function_ref<bool(const SCEV *)> IsTiled);
+  const char *loadsMissing(ArrayRef<AccessGroup *> Chosen, const Loop &Other,
+                           const SCEV *OtherStart, uint64_t OtherStep) const;
   const char *notGloballyIndexed(const SCEV *Ptr) const;
   bool runsEveryIteration(const BasicBlock *BB, const Loop &Lp) const;
 
@@ -484,8 +524,19 @@ private:
   const SCEV *NestStart = nullptr;
   const SCEV *NestEnd = nullptr;
   const SCEV *NestStep = nullptr;
+  // Set with the Nest* members when L is the main loop of a runtime-unrolled
+  // inner loop: NestPrologue walks [NestTileStart, NestStart) of each tile.
+  // NestMain walks [NestMainStart, NestEnd) with step NestMainStep: L
+  // itself, or the unrolled loop after L when L is NestPrologue.
+  Loop *NestPrologue = nullptr;
+  const SCEV *NestTileStart = nullptr;
+  const Loop *NestMain = nullptr;
+  const SCEV *NestMainStart = nullptr;
+  uint64_t NestMainStep = 0;
   DenseMap<unsigned, Value *> Ahead;
   DenseMap<std::pair<Value *, unsigned>, Value *> ValuesAt;
+  /// Pointers of look-ahead loads: distance, address in L, address ahead.
+  SmallVector<std::tuple<unsigned, const SCEV *, Value *>, 8> AheadPtrs;
   SmallPtrSet<LoadInst *, 4> PrefetchedLinks;
 };
 
@@ -950,11 +1001,298 @@ const char *LoopPrefetcher::notGloballyIndexed(const SCEV *Ptr) const {
   return nullptr;
 }
 
+/// The bound E of L's exit `{X,+,U} + U == E` (or `!= E`) when the latch is
+/// L's only exiting block, or nullptr. Whenever L exits, its induction has
+/// reached E exactly, so L walks [X, E) even when SCEV cannot fold
+/// X + U * (BTC + 1) back into E (E - X is then a multiple of U).
+const SCEV *LoopPrefetcher::exitBound(const Loop &Lp,
+                                      const SCEVAddRecExpr *AR) const {
+  BasicBlock *Latch = Lp.getLoopLatch();
+  if (!Latch || Lp.getExitingBlock() != Latch)
+    return nullptr;
+  auto *Br = dyn_cast<BranchInst>(Latch->getTerminator());
+  auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition())
+                                        : nullptr;
+  if (!Cmp || !Cmp->isEquality())
+    return nullptr;
+  // The exit is taken when the compare is equal.
+  bool ExitOnEq = (Cmp->getPredicate() == CmpInst::ICMP_EQ) ==
+                  !Lp.contains(Br->getSuccessor(0));
+  if (!ExitOnEq)
+    return nullptr;
+  const SCEV *Next = AR->getPostIncExpr(SE);
+  const SCEV *LHS = SE.getSCEV(Cmp->getOperand(0));
+  const SCEV *RHS = SE.getSCEV(Cmp->getOperand(1));
+  if (RHS == Next)
+    std::swap(LHS, RHS);
+  if (LHS != Next || !SE.isLoopInvariant(RHS, &Lp))
+    return nullptr;
+  return RHS;
+}
+
+/// When L, with induction \p AR, may be the remainder loop of a runtime
+/// unrolled loop M (M's start is a phi of L's exit value, in L's only exit
+/// block, right before M), M's induction; else nullptr. matchPrologue checks
+/// the shape.
+const SCEVAddRecExpr *
+LoopPrefetcher::mainAfterPrologue(const SCEVAddRecExpr *AR) const {
+  BasicBlock *Exit = L.getUniqueExitBlock();
+  Loop *O = L.getParentLoop();
+  if (!Exit || LI.getLoopFor(Exit) != O)
+    return nullptr;
+  const SCEV *Next = AR->getPostIncExpr(SE);
+  for (PHINode &XPhi : Exit->phis()) {
+    if (XPhi.getBasicBlockIndex(L.getLoopLatch()) < 0 ||
+        SE.getSCEV(XPhi.getIncomingValueForBlock(L.getLoopLatch())) != Next)
+      continue;
+    for (Loop *M : O->getSubLoops()) {
+      BasicBlock *Pre = M->getLoopPreheader();
+      if (M == &L || !Pre ||
+          (Pre != Exit && Pre->getUniquePredecessor() != Exit))
+        continue;
+      for (PHINode &Phi : M->getHeader()->phis()) {
+        if (!SE.isSCEVable(Phi.getType()))
+          continue;
+        auto *MAR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(&Phi));
+        if (MAR && MAR->getLoop() == M && MAR->isAffine() &&
+            MAR->getStart() == SE.getSCEV(&XPhi) &&
+            isa<SCEVConstant>(MAR->getStepRecurrence(SE)))
+          return MAR;
+      }
+    }
+  }
+  return nullptr;
+}
+
+/// Whether \p BB runs on every iteration of \p O whose range [Start, End) is
+/// not empty: it runs every iteration, or its only predecessor does and
+/// branches to it when Start < End.
+bool LoopPrefetcher::enteredWhenNotEmpty(BasicBlock *BB, const Loop &O,
+                                         const SCEV *Start,
+                                         const SCEV *End) const {
+  if (runsEveryIteration(BB, O))
+    return true;
+  BasicBlock *Guard = BB->getUniquePredecessor();
+  auto *Br = Guard ? dyn_cast<BranchInst>(Guard->getTerminator()) : nullptr;
+  auto *Cmp = Br && Br->isConditional() ? dyn_cast<ICmpInst>(Br->getCondition())
+                                        : nullptr;
+  if (!Cmp || LI.getLoopFor(Guard) != &O || !runsEveryIteration(Guard, O) ||
+      (Br->getSuccessor(0) == BB) == (Br->getSuccessor(1) == BB))
+    return false;
+  CmpInst::Predicate Pred = Br->getSuccessor(0) == BB
+                                ? Cmp->getPredicate()
+                                : Cmp->getInversePredicate();
+  const SCEV *LHS = SE.getSCEV(Cmp->getOperand(0));
+  const SCEV *RHS = SE.getSCEV(Cmp->getOperand(1));
+  if (Pred == CmpInst::ICMP_SGT || Pred == CmpInst::ICMP_NE) {
+    std::swap(LHS, RHS);
+    Pred = CmpInst::getSwappedPredicate(Pred);
+  }
+  return (Pred == CmpInst::ICMP_SLT || Pred == CmpInst::ICMP_NE) &&
+         LHS == Start && RHS == End;
+}
+
+/// Matches the runtime-unrolled shape of a tile [S, E): L (step \p U) starts
+/// at X = S + R, R = (E - S) mod 2^k with U dividing 2^k, after a prologue
+/// loop P of O that walks [S, X) with step 1; L is skipped only when
+/// E - S < 2^k, that is when X = E. Sets NestPrologue and NestTileStart, or
+/// returns why the shape does not match. \p IsTiled checks S.
+const char *
+LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
+                              uint64_t U,
+                              function_ref<bool(const SCEV *)> IsTiled) {
+  const char *NoMatch = "the ranges of the inner loop do not tile: its start "
+                        "is not the previous end (offsets[b] .. offsets[b+1])";
+  auto *XU = dyn_cast<SCEVUnknown>(X);
+  auto *XPhi = XU ? dyn_cast<PHINode>(XU->getValue()) : nullptr;
+  Loop *O = Main.getParentLoop();
+  if (!XPhi || LI.getLoopFor(XPhi->getParent()) != O)
+    return NoMatch;
+  BasicBlock *Bx = XPhi->getParent();
+  Type *Ty = X->getType();
+
+  // The incoming value from the prologue P: its induction {S+1,+,1}_P after
+  // P's last iteration, with P leaving through its latch only.
+  Loop *P = nullptr;
+  const SCEV *S = nullptr, *R = nullptr;
+  for (unsigned I = 0, N = XPhi->getNumIncomingValues(); I != N; ++I) {
+    Loop *In = LI.getLoopFor(XPhi->getIncomingBlock(I));
+    if (In == O)
+      continue;
+    auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(XPhi->getIncomingValue(I)));
+    if (P || !In || In->getParentLoop() != O || !AR || AR->getLoop() != In ||
+        !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
+        In->getExitingBlock() != XPhi->getIncomingBlock(I) ||
+        In->getLoopLatch() != XPhi->getIncomingBlock(I) ||
+        In->getUniqueExitBlock() != Bx || !In->getLoopPreheader())
+      return NoMatch;
+    const SCEV *Exit = SE.getSCEVAtScope(AR, O);
+    if (!SE.isLoopInvariant(Exit, In) || loopCannotClamp(*In))
+      return NoMatch;
+    P = In;
+    S = SE.getMinusSCEV(AR->getStart(), SE.getOne(Ty));
+    R = SE.getMinusSCEV(Exit, S);
+  }
+  if (!P || !IsTiled(S))
+    return NoMatch;
+
+  // R = (E - S) mod 2^k, with U dividing 2^k.
+  const SCEV *D = SE.getMinusSCEV(E, S);
+  auto *ZExt = dyn_cast<SCEVZeroExtendExpr>(R);
+  unsigned K = ZExt ? ZExt->getOperand()->getType()->getScalarSizeInBits() : 0;
+  if (!ZExt || K >= 63 || !isPowerOf2_64(U) || (uint64_t(1) << K) % U ||
+      SE.getZeroExtendExpr(SE.getTruncateExpr(D, ZExt->getOperand()->getType()),
+                           Ty) != R)
+    return "the remainder loop does not walk (end - start) mod 2^k iterations";
+
+  // The other incoming values are S, on edges taken only when R == 0, from
+  // a block H that otherwise enters P, whose only exit is Bx.
+  for (unsigned I = 0, N = XPhi->getNumIncomingValues(); I != N; ++I) {
+    BasicBlock *H = XPhi->getIncomingBlock(I);
+    if (LI.getLoopFor(H) == P)
+      continue;
+    auto *Br = dyn_cast<BranchInst>(H->getTerminator());
+    auto *Cmp = Br && Br->isConditional()
+                    ? dyn_cast<ICmpInst>(Br->getCondition())
+                    : nullptr;
+    if (SE.getSCEV(XPhi->getIncomingValue(I)) != S || !Cmp ||
+        !Cmp->isEquality() || !isa<ConstantInt>(Cmp->getOperand(1)) ||
+        !cast<ConstantInt>(Cmp->getOperand(1))->isZero() ||
+        SE.getSCEV(Cmp->getOperand(0)) != R)
+      return NoMatch;
+    unsigned ToBx = Cmp->getPredicate() == CmpInst::ICMP_EQ ? 0 : 1;
+    if (Br->getSuccessor(ToBx) != Bx ||
+        Br->getSuccessor(1 - ToBx) != P->getLoopPreheader() ||
+        P->getLoopPreheader()->getUniquePredecessor() != H ||
+        !enteredWhenNotEmpty(H, *O, S, E))
+      return NoMatch;
+  }
+  if (XPhi->getNumIncomingValues() != 2)
+    return NoMatch;
+
+  // Main is entered from Bx unless E - S < 2^k (then R = E - S and X = E).
+  BasicBlock *Pre = Main.getLoopPreheader();
+  if (Pre != Bx) {
+    auto *Br = dyn_cast<BranchInst>(Bx->getTerminator());
+    if (Pre->getUniquePredecessor() != Bx || !Br)
+      return NoMatch;
+    if (Br->isConditional()) {
+      auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
+      auto *C = Cmp ? dyn_cast<ConstantInt>(Cmp->getOperand(1)) : nullptr;
+      if (!C || (Br->getSuccessor(0) == Pre) == (Br->getSuccessor(1) == Pre))
+        return NoMatch;
+      CmpInst::Predicate Skip = Br->getSuccessor(0) == Pre
+                                    ? Cmp->getInversePredicate()
+                                    : Cmp->getPredicate();
+      // The compared value is k0 + D or k0 - D: the skip region of D.
+      const SCEV *A = SE.getSCEV(Cmp->getOperand(0));
+      if (A->getType() != D->getType())
+        return NoMatch;
+      ConstantRange Region =
+          ConstantRange::makeExactICmpRegion(Skip, C->getValue());
+      ConstantRange DRange = ConstantRange::getFull(Region.getBitWidth());
+      if (auto *K0 = dyn_cast<SCEVConstant>(SE.getMinusSCEV(A, D)))
+        DRange = Region.sub(ConstantRange(K0->getAPInt()));
+      else if (auto *K0 = dyn_cast<SCEVConstant>(SE.getAddExpr(A, D)))
+        DRange = ConstantRange(K0->getAPInt()).sub(Region);
+      unsigned BW = DRange.getBitWidth();
+      if (!ConstantRange(APInt(BW, 0), APInt(BW, uint64_t(1) << K))
+               .contains(DRange))
+        return "the unrolled loop may be skipped on a range it does not "
+               "leave to its remainder loop";
+    }
+  }
+  NestPrologue = P;
+  NestTileStart = S;
+  return nullptr;
+}
+
+/// Why the look-ahead loads of L may read indices of the tile that the
+/// program does not load, or nullptr, when L and \p Other (the remainder
+/// loop and the unrolled loop, in either role) split each tile: Other walks
+/// its part from \p OtherStart with step \p OtherStep. Each look-ahead load
+/// of L reads element g + k (0 <= k < L's step) of an array frame F (address
+/// F + Size * e, F invariant in the outer loop), and both loops read all the
+/// elements of their steps in that frame.
+const char *LoopPrefetcher::loadsMissing(ArrayRef<AccessGroup *> Chosen,
+                                         const Loop &Other,
+                                         const SCEV *OtherStart,
+                                         uint64_t OtherStep) const {
+  uint64_t U = cast<SCEVConstant>(NestStep)->getAPInt().getZExtValue();
+  // The frame of a load of \p Lp from {A,+,Size*Step}_Lp, whose walk starts
+  // at element Start: A - Size * Start, if invariant in the outer loop.
+  auto Frame = [&](LoadInst *Load, const Loop &Lp, const SCEV *Start,
+                   uint64_t Step) -> const SCEV * {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Load->getPointerOperand()));
+    uint64_t Size = DL.getTypeStoreSize(Load->getType()).getFixedValue();
+    if (!AR || AR->getLoop() != &Lp || !AR->isAffine() || !Load->isSimple() ||
+        !runsEveryIteration(Load->getParent(), Lp))
+      return nullptr;
+    auto *C = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+    if (!C || C->getAPInt() != Size * Step)
+      return nullptr;
+    Type *IntTy = C->getType();
+    const SCEV *Base = SE.getAddExpr(
+        AR->getStart(), SE.getNegativeSCEV(SE.getMulExpr(
+                            SE.getConstant(IntTy, Size),
+                            SE.getTruncateOrSignExtend(Start, IntTy))));
+    return SE.isLoopInvariant(Base, Nest) ? Base : nullptr;
+  };
+  using FrameList = SmallVector<std::pair<Type *, const SCEV *>, 8>;
+  auto FramesOf = [&](const Loop &Lp, const SCEV *Start, uint64_t Step) {
+    FrameList Out;
+    for (BasicBlock *BB : Lp.blocks())
+      if (LI.getLoopFor(BB) == &Lp)
+        for (Instruction &I : *BB)
+          if (auto *Load = dyn_cast<LoadInst>(&I))
+            if (const SCEV *B = Frame(Load, Lp, Start, Step))
+              Out.push_back({Load->getType(), B});
+    return Out;
+  };
+  // Whether \p Frames hold F + Size * c for every c < Copies.
+  auto ReadsAll = [&](const FrameList &Frames, Type *Ty, const SCEV *F,
+                      uint64_t Size, uint64_t Copies) {
+    for (uint64_t Copy = 0; Copy != Copies; ++Copy) {
+      const SCEV *Want =
+          SE.getAddExpr(F, SE.getConstant(SE.getEffectiveSCEVType(F->getType()),
+                                          Size * Copy));
+      if (!is_contained(Frames, std::make_pair(Ty, Want)))
+        return false;
+    }
+    return true;
+  };
+  FrameList Mine = FramesOf(L, NestStart, U);
+  FrameList Others = FramesOf(Other, OtherStart, OtherStep);
+  for (AccessGroup *G : Chosen) {
+    if (G->Level > 1)
+      return "chains of loads across a remainder loop are not supported";
+    for (auto [Load, Level] : G->Loads) {
+      const SCEV *B = Frame(Load, L, NestStart, U);
+      if (!B)
+        return "an index load does not walk its array element by element";
+      uint64_t Size = DL.getTypeStoreSize(Load->getType()).getFixedValue();
+      bool Covered = any_of(Mine, [&](const auto &Candidate) {
+        auto [Ty, F] = Candidate;
+        auto *K = dyn_cast<SCEVConstant>(SE.getMinusSCEV(B, F));
+        return Ty == Load->getType() && K && !K->getAPInt().isNegative() &&
+               K->getAPInt().ult(Size * U) && !K->getAPInt().urem(Size) &&
+               ReadsAll(Mine, Ty, F, Size, U) &&
+               ReadsAll(Others, Ty, F, Size, OtherStep);
+      });
+      if (!Covered)
+        return "the remainder and unrolled loops do not load all the indices "
+               "the look-ahead may read";
+    }
+  }
+  return nullptr;
+}
+
 /// Whether the look-ahead of L may run past L's own iterations into the
 /// following iterations of the outer loop O (CSR nests, see the file
 /// comment). Returns why not, or an empty string and sets the Nest* members.
 std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
   Loop *O = L.getParentLoop();
+  Nest = O; // The checks below refer to it; run() resets it on failure.
   if (!O->getLoopPreheader() || !O->getLoopLatch())
     return "the outer loop has no preheader or no single latch";
   // O must run all its iterations, so that every later bag is walked.
@@ -979,6 +1317,23 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
     const SCEV *X = AR->getStart();
     const SCEV *E = SE.getAddExpr(
         X, SE.getMulExpr(Step, SE.getAddExpr(BTC, SE.getOne(BTC->getType()))));
+    // An unrolled loop's X + U * (BTC + 1) does not fold back into E; a
+    // remainder loop ends where the unrolled loop after it starts.
+    const SCEVAddRecExpr *MainAR = AR;
+    if (!strippedLoad(E)) {
+      if (const SCEV *Bound = exitBound(L, AR))
+        E = Bound;
+      else if (const SCEVAddRecExpr *After =
+                   Step->isOne() ? mainAfterPrologue(AR) : nullptr)
+        if (const SCEV *Bound = exitBound(*After->getLoop(), After)) {
+          MainAR = After;
+          E = Bound;
+        }
+    }
+    const Loop *Main = MainAR->getLoop();
+    uint64_t MainStep = cast<SCEVConstant>(MainAR->getStepRecurrence(SE))
+                            ->getAPInt()
+                            .getLimitedValue();
     LoadInst *EndLoad = strippedLoad(E);
     if (!EndLoad || !EndLoad->isSimple() ||
         LI.getLoopFor(EndLoad->getParent()) != O)
@@ -990,35 +1345,51 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
     const SCEV *OStep = EndPtr->getStepRecurrence(SE);
     Why = "the ranges of the inner loop do not tile: its start is not the "
           "previous end (offsets[b] .. offsets[b+1])";
-    // The start is a load of the previous end (offsets[b]), or, once GVN
+    // Whether Start is the previous end: a load of offsets[b], or, once GVN
     // has reused the end load of the previous outer iteration, a header phi
     // of that load and of offsets[first] loaded before the outer loop.
-    const SCEV *XCore = X;
-    while (auto *Cast = dyn_cast<SCEVCastExpr>(XCore))
-      XCore = Cast->getOperand(0);
-    auto *XU = dyn_cast<SCEVUnknown>(XCore);
-    if (!XU)
-      continue;
-    auto *StartLoad = dyn_cast<LoadInst>(XU->getValue());
-    const SCEV *StartPtrNext = EndPtr;
-    if (auto *XPhi = dyn_cast<PHINode>(XU->getValue());
-        XPhi && XPhi->getParent() == O->getHeader() &&
-        XPhi->getNumIncomingValues() == 2 &&
-        XPhi->getIncomingValueForBlock(O->getLoopLatch()) == EndLoad) {
-      StartLoad = dyn_cast<LoadInst>(
-          XPhi->getIncomingValueForBlock(O->getLoopPreheader()));
-      StartPtrNext = EndPtr->getStart();
+    auto IsTiled = [&](const SCEV *Start) {
+      const SCEV *Core = Start;
+      while (auto *Cast = dyn_cast<SCEVCastExpr>(Core))
+        Core = Cast->getOperand(0);
+      auto *SU = dyn_cast<SCEVUnknown>(Core);
+      if (!SU)
+        return false;
+      auto *StartLoad = dyn_cast<LoadInst>(SU->getValue());
+      const SCEV *StartPtrNext = EndPtr;
+      if (auto *SPhi = dyn_cast<PHINode>(SU->getValue());
+          SPhi && SPhi->getParent() == O->getHeader() &&
+          SPhi->getNumIncomingValues() == 2 &&
+          SPhi->getIncomingValueForBlock(O->getLoopLatch()) == EndLoad) {
+        StartLoad = dyn_cast<LoadInst>(
+            SPhi->getIncomingValueForBlock(O->getLoopPreheader()));
+        StartPtrNext = EndPtr->getStart();
+      }
+      if (!StartLoad || StartLoad->getType() != EndLoad->getType())
+        return false;
+      // Start must be E with the end load replaced by the start value (the
+      // same casts), and the start load one outer step before the end load.
+      ValueToSCEVMapTy Map;
+      Map[EndLoad] = SU;
+      return SCEVParameterRewriter::rewrite(E, SE, Map) == Start &&
+             SE.getAddExpr(SE.getSCEV(StartLoad->getPointerOperand()), OStep) ==
+                 StartPtrNext;
+    };
+    NestPrologue = nullptr;
+    if (Main != &L || !IsTiled(X)) {
+      // Runtime unrolling: a remainder loop walks the start of the tile.
+      if (const char *PWhy =
+              matchPrologue(*Main, MainAR->getStart(), E, MainStep, IsTiled)) {
+        if (PWhy != StringRef(Why))
+          Why = PWhy;
+        continue;
+      }
+      if (Main != &L && NestPrologue != &L)
+        continue;
     }
-    if (!StartLoad || StartLoad->getType() != EndLoad->getType())
-      continue;
-    // X must be E with the end load replaced by the start value (the same
-    // casts), and the start load one outer step before the end load.
-    ValueToSCEVMapTy Map;
-    Map[EndLoad] = XU;
-    if (SCEVParameterRewriter::rewrite(E, SE, Map) != X ||
-        SE.getAddExpr(SE.getSCEV(StartLoad->getPointerOperand()), OStep) !=
-            StartPtrNext)
-      continue;
+    NestMain = Main;
+    NestMainStart = MainAR->getStart();
+    NestMainStep = MainStep;
     NestEndLoad = EndLoad;
     NestEndAtLast =
         EndPtr->evaluateAtIteration(SE.getBackedgeTakenCount(O), SE);
@@ -1036,32 +1407,11 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
   // run all its iterations.
   if (!runsEveryIteration(NestEndLoad->getParent(), *O))
     return "the inner loop's bound is not loaded on every outer iteration";
+  // (With a remainder loop, matchPrologue checked the same for both loops.)
   BasicBlock *Pre = L.getLoopPreheader();
-  if (!runsEveryIteration(Pre, *O)) {
-    BasicBlock *Guard = Pre->getUniquePredecessor();
-    auto *Br = Guard ? dyn_cast<BranchInst>(Guard->getTerminator()) : nullptr;
-    auto *Cmp = Br && Br->isConditional()
-                    ? dyn_cast<ICmpInst>(Br->getCondition())
-                    : nullptr;
-    bool Entered = false;
-    if (Cmp && LI.getLoopFor(Guard) == O && runsEveryIteration(Guard, *O) &&
-        (Br->getSuccessor(0) == Pre) != (Br->getSuccessor(1) == Pre)) {
-      CmpInst::Predicate Pred = Br->getSuccessor(0) == Pre
-                                    ? Cmp->getPredicate()
-                                    : Cmp->getInversePredicate();
-      const SCEV *LHS = SE.getSCEV(Cmp->getOperand(0));
-      const SCEV *RHS = SE.getSCEV(Cmp->getOperand(1));
-      if (Pred == CmpInst::ICMP_SGT || Pred == CmpInst::ICMP_NE) {
-        std::swap(LHS, RHS);
-        Pred = CmpInst::getSwappedPredicate(Pred);
-      }
-      Entered = (Pred == CmpInst::ICMP_SLT || Pred == CmpInst::ICMP_NE) &&
-                LHS == NestStart && RHS == NestEnd;
-    }
-    if (!Entered)
-      return "the inner loop is not entered on every outer iteration whose "
-             "range is not empty";
-  }
+  if (!NestPrologue && !enteredWhenNotEmpty(Pre, *O, NestStart, NestEnd))
+    return "the inner loop is not entered on every outer iteration whose "
+           "range is not empty";
   auto Expander = accel::createSCEVExpander(SE, DL, "accel.prefetch");
   if (!Expander->isSafeToExpandAt(NestEndAtLast,
                                   O->getLoopPreheader()->getTerminator()) ||
@@ -1084,6 +1434,12 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
     if (chainsMayBeOverwritten(*G, *O))
       return "the outer loop may store to the index arrays of a chain";
   }
+  if (NestPrologue)
+    if (const char *LoadWhy =
+            NestMain == &L
+                ? loadsMissing(Chosen, *NestPrologue, NestTileStart, 1)
+                : loadsMissing(Chosen, *NestMain, NestMainStart, NestMainStep))
+      return LoadWhy;
   return {};
 }
 
@@ -1169,7 +1525,23 @@ Value *LoopPrefetcher::instructionAt(Instruction *I, unsigned D) {
   Value *Result;
   if (auto *Load = dyn_cast<LoadInst>(I)) {
     Value *Ptr = Load->getPointerOperand();
-    Value *PtrAt = expandAt(SE.getSCEV(Ptr), D, Ptr->getType());
+    const SCEV *PtrS = SE.getSCEV(Ptr);
+    // Unrolled copies read the same array at constant offsets: address them
+    // from one expanded pointer, as the loop does, rather than from one
+    // loop-invariant base each (which would not fit in registers).
+    Value *PtrAt = nullptr;
+    for (auto &[OtherD, OtherS, OtherAt] : AheadPtrs)
+      if (OtherD == D && OtherS->getType() == PtrS->getType())
+        if (auto *Diff =
+                dyn_cast<SCEVConstant>(SE.getMinusSCEV(PtrS, OtherS))) {
+          PtrAt = Builder->CreatePtrAdd(OtherAt, Diff->getValue(),
+                                        Ptr->getName() + ".ahead");
+          break;
+        }
+    if (!PtrAt) {
+      PtrAt = expandAt(PtrS, D, Ptr->getType());
+      AheadPtrs.push_back({D, PtrS, PtrAt});
+    }
     Result = Builder->CreateAlignedLoad(
         Load->getType(), PtrAt, Load->getAlign(), Load->getName() + ".ahead");
     ++NumLookaheadLoads;
@@ -1400,53 +1772,61 @@ bool LoopPrefetcher::run() {
       }
       Chosen.push_back(G);
     }
-    uint64_t WorkPerAccess = Chosen.empty() ? 0 : Work / Chosen.size();
-    if (!Chosen.empty() && WorkPerAccess < MinWorkPerIndirectAccess) {
-      for (AccessGroup *G : Chosen)
-        ORE.emit([&] {
-          return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork",
-                                          G->Leader)
-                 << "not prefetching "
-                 << ore::NV("Array", arrayName(SE, G->Base)) << "[...] via "
-                 << ore::NV("Index", chainNames(*G)) << ": the loop does "
-                 << ore::NV("Work", WorkPerAccess)
-                 << " units of work per indirect access (needs "
-                 << ore::NV("MinWork", unsigned(MinWorkPerIndirectAccess))
-                 << "): out-of-order execution already overlaps these misses";
-        });
-      NumAccessesDeclined += Chosen.size();
-      Chosen.clear();
-    }
   }
+
+  // Look ahead across the outer loop's iterations when the nest walks one
+  // index space (CSR), else clamp to L's own last iteration.
+  std::string NestWhy;
+  if (!Chosen.empty() && L.getParentLoop()) {
+    NestWhy = analyzeNest(Chosen);
+    Nest = NestWhy.empty() ? L.getParentLoop() : nullptr;
+  }
+
+  // A look-ahead across the outer loop's iterations runs past the inner
+  // loop's exit, which the reorder buffer cannot (a row end is a taken
+  // branch, often mispredicted): it pays off even when the work per access
+  // is small.
+  uint64_t WorkPerAccess = Chosen.empty() ? 0 : Work / Chosen.size();
+  if (!Chosen.empty() && !Nest && WorkPerAccess < MinWorkPerIndirectAccess) {
+    for (AccessGroup *G : Chosen)
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
+               << "not prefetching " << ore::NV("Array", arrayName(SE, G->Base))
+               << "[...] via " << ore::NV("Index", chainNames(*G))
+               << ": the loop does " << ore::NV("Work", WorkPerAccess)
+               << " units of work per indirect access (needs "
+               << ore::NV("MinWork", unsigned(MinWorkPerIndirectAccess))
+               << "): out-of-order execution already overlaps these misses";
+      });
+    NumAccessesDeclined += Chosen.size();
+    Chosen.clear();
+  }
+  // Only loops whose trip count changes with the outer loop can walk one
+  // index space in pieces; say why the others do not.
+  if (!Chosen.empty() && !NestWhy.empty() &&
+      !SE.isLoopInvariant(SE.getBackedgeTakenCount(&L), L.getParentLoop()))
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "LoopNestLookahead",
+                                      L.getStartLoc(), L.getHeader())
+             << "look-ahead stops at the loop's last iteration, not at the "
+                "end of the loop nest: "
+             << NestWhy;
+    });
 
   if (Strided.empty() && Chosen.empty())
     return false;
 
-  // Look ahead across the outer loop's iterations when the nest walks one
-  // index space (CSR), else clamp to L's own last iteration.
-  if (!Chosen.empty() && L.getParentLoop()) {
-    std::string Why = analyzeNest(Chosen);
-    // Only loops whose trip count changes with the outer loop can walk one
-    // index space in pieces; say why the others do not.
-    bool MayTile =
-        !SE.isLoopInvariant(SE.getBackedgeTakenCount(&L), L.getParentLoop());
-    if (!Why.empty()) {
-      Nest = nullptr;
-      if (MayTile)
-        ORE.emit([&] {
-          return OptimizationRemarkMissed(DEBUG_TYPE, "LoopNestLookahead",
-                                          L.getStartLoc(), L.getHeader())
-                 << "look-ahead stops at the loop's last iteration, not at the "
-                    "end of the loop nest: "
-                 << Why;
-        });
-    } else {
-      Nest = L.getParentLoop();
-    }
-  }
-
   unsigned Targets = Strided.size() + Chosen.size();
   unsigned D = computeDistance(Cost, Targets);
+  // A remainder loop looks ahead as many indices as the unrolled loop after
+  // it (whose groups are the remainder's unrolled copies): otherwise the
+  // indices just past the unrolled loop's look-ahead at the end of a tile,
+  // as many as the next tile's remainder, would not be prefetched.
+  if (Nest && NestMain != &L)
+    D = std::min<uint64_t>(uint64_t(computeDistance(iterationCost(*NestMain),
+                                                    Targets * NestMainStep)) *
+                               NestMainStep,
+                           TTI.getMaxPrefetchIterationsAhead());
   LLVM_DEBUG(dbgs() << "accel-prefetch: loop " << L.getHeader()->getName()
                     << ": cost " << Cost << " (work " << Work
                     << ") per iteration, distance " << D << ", "
