@@ -119,6 +119,7 @@
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/LoopIterator.h"
+#include "llvm/Analysis/MemoryBuiltins.h"
 #include "llvm/Analysis/MemoryLocation.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -195,6 +196,13 @@ static cl::opt<unsigned> MaxAccessesInFlight(
     "accel-prefetch-accesses-in-flight", cl::Hidden, cl::init(16),
     cl::desc("Most prefetched accesses accel-prefetch keeps in flight when "
              "it computes the distance"));
+/// Objects at most this large are assumed to stay in cache (the L2 of one
+/// core): prefetching a gather from them only adds work.
+static cl::opt<unsigned> CacheResidentBytes(
+    "accel-prefetch-cache-resident-bytes", cl::Hidden, cl::init(1 << 20),
+    cl::desc("Size in bytes up to which accel-prefetch assumes an indexed "
+             "object stays in cache"));
+
 /// Loops known to run at most this many iterations are left alone (runtime
 /// unrolling remainders, short fixed loops): every look-ahead would clamp.
 constexpr unsigned MaxShortTripCount = 4;
@@ -467,6 +475,7 @@ private:
   bool coversStride(const AccessGroup &G, uint64_t Stride) const;
   const char *loopCannotClamp(const Loop &Lp) const;
   bool chainsMayBeOverwritten(const AccessGroup &G, const Loop &Lp) const;
+  std::optional<uint64_t> knownObjectSize(const SCEV *Ptr) const;
   std::string analyzeNest(ArrayRef<AccessGroup *> Chosen);
   const SCEV *exitBound(const Loop &Lp, const SCEVAddRecExpr *AR) const;
   const SCEVAddRecExpr *mainAfterPrologue(const SCEVAddRecExpr *AR) const;
@@ -894,6 +903,23 @@ const char *LoopPrefetcher::loopCannotClamp(const Loop &Lp) const {
 /// Whether a store of the loop may write an array whose loaded values feed
 /// another look-ahead load: that load, issued early, could then read a stale
 /// index and leave the data the loop accesses.
+/// The size of the object \p Ptr points into, when the IR says it: an
+/// alloca, a global, or a dereferenceable(N) argument.
+std::optional<uint64_t> LoopPrefetcher::knownObjectSize(const SCEV *Ptr) const {
+  auto *Base = dyn_cast<SCEVUnknown>(SE.getPointerBase(Ptr));
+  if (!Base)
+    return std::nullopt;
+  const Value *Object = getUnderlyingObject(Base->getValue());
+  ObjectSizeOpts SizeOpts;
+  uint64_t Size;
+  if (getObjectSize(Object, Size, DL, /*TLI=*/nullptr, SizeOpts) && Size)
+    return Size;
+  if (auto *Arg = dyn_cast<Argument>(Object))
+    if (uint64_t Bytes = Arg->getDereferenceableBytes())
+      return Bytes;
+  return std::nullopt;
+}
+
 bool LoopPrefetcher::chainsMayBeOverwritten(const AccessGroup &G,
                                             const Loop &Lp) const {
   if (G.Level < 2)
@@ -1768,6 +1794,13 @@ bool LoopPrefetcher::run() {
       if (chainsMayBeOverwritten(*G, L)) {
         declineGroup(*G, "IndexMayChange",
                      "the loop may store to the index arrays of the chain");
+        continue;
+      }
+      if (std::optional<uint64_t> Size = knownObjectSize(G->Base);
+          Size && *Size <= CacheResidentBytes) {
+        declineGroup(*G, "CacheResident",
+                     "the indexed object is only " + Twine(*Size) +
+                         " bytes: it stays in cache");
         continue;
       }
       Chosen.push_back(G);

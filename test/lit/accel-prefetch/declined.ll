@@ -260,3 +260,78 @@ exit:
   %res = phi float [ 0.0, %entry ], [ %s.next, %loop ]
   ret float %res
 }
+
+; A gather from an object known to be small (a global, an alloca or a
+; dereferenceable(N) argument of at most 1 MiB) hits in cache: prefetching
+; it would only add work.
+; REMARK: remark: {{.*}} not prefetching T[...] via B: the indexed object is only 4096 bytes: it stays in cache
+; REMARK: remark: {{.*}} not prefetching small.table[...] via B: the indexed object is only 65536 bytes: it stays in cache
+@small.table = internal global [16384 x float] zeroinitializer
+
+define float @small_argument(ptr noalias dereferenceable(4096) %T, ptr noalias %B, i64 %n, float %w) {
+entry:
+  %guard = icmp sgt i64 %n, 0
+  br i1 %guard, label %ph, label %exit
+
+ph:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i.next, %loop ]
+  %s = phi float [ 0.0, %ph ], [ %s.next, %loop ]
+  %b.addr = getelementptr inbounds i32, ptr %B, i64 %i
+  %b = load i32, ptr %b.addr, align 4
+  %b.ext = sext i32 %b to i64
+  %t.addr = getelementptr inbounds float, ptr %T, i64 %b.ext
+  %t = load float, ptr %t.addr, align 4
+  %x = fmul float %t, %w
+  %x2 = fmul float %x, %x
+  %x3 = fmul float %x2, %x
+  %a = fmul float %x2, 3.0
+  %p1 = fadd float %x3, %a
+  %d = fadd float %x, 5.0
+  %r = fdiv float 1.0, %d
+  %v = fadd float %p1, %r
+  %s.next = fadd float %s, %v
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  %res = phi float [ 0.0, %entry ], [ %s.next, %loop ]
+  ret float %res
+}
+
+define float @small_global(ptr noalias %B, i64 %n, float %w) {
+entry:
+  %guard = icmp sgt i64 %n, 0
+  br i1 %guard, label %ph, label %exit
+
+ph:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %ph ], [ %i.next, %loop ]
+  %s = phi float [ 0.0, %ph ], [ %s.next, %loop ]
+  %b.addr = getelementptr inbounds i32, ptr %B, i64 %i
+  %b = load i32, ptr %b.addr, align 4
+  %b.ext = sext i32 %b to i64
+  %t.addr = getelementptr inbounds float, ptr @small.table, i64 %b.ext
+  %t = load float, ptr %t.addr, align 4
+  %x = fmul float %t, %w
+  %x2 = fmul float %x, %x
+  %x3 = fmul float %x2, %x
+  %a = fmul float %x2, 3.0
+  %p1 = fadd float %x3, %a
+  %d = fadd float %x, 5.0
+  %r = fdiv float 1.0, %d
+  %v = fadd float %p1, %r
+  %s.next = fadd float %s, %v
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  %res = phi float [ 0.0, %entry ], [ %s.next, %loop ]
+  ret float %res
+}
