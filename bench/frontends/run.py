@@ -267,9 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench_model(
             "transformer_block", Block(s),
             (torch.randn(s.block_batch, s.block_seq, s.block_dim),), rounds))
-    command = "cd /work/main && .venv/bin/python bench/frontends/run.py" + (
-        " " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])) if (
-            argv or sys.argv[1:]) else "")
+    command = shlex.join([".venv/bin/python", "bench/frontends/run.py",
+                          *(argv if argv is not None else sys.argv[1:])])
     meta = {
         "command": command,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
