@@ -160,7 +160,8 @@ void registerCallbacks(PassBuilder &PB) {
   // point named in Passes.def, unless -llvmaccel-auto leaves it out.
   accel::registerOptimizerLast(
       PB, [](ModulePassManager &MPM, OptimizationLevel Level) {
-        if (Level.getSpeedupLevel() < 2)
+        // O2 and O3 only: the passes trade code size for speed.
+        if (Level.getSpeedupLevel() < 2 || Level.getSizeLevel() > 0)
           return;
         checkAutoSelection();
         FunctionPassManager FPM;
