@@ -36,6 +36,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
+#include <utility>
 
 using namespace llvm;
 
@@ -56,10 +57,35 @@ public:
   std::unique_ptr<Module> M;
 };
 
+/// Error diagnostics of a context, kept instead of LLVM's default handling
+/// (which prints them and exits the process).
+struct DiagnosticErrors {
+  std::mutex Lock;
+  std::string Text;
+
+  void add(const DiagnosticInfo &DI) {
+    std::string Msg;
+    raw_string_ostream OS(Msg);
+    DiagnosticPrinterRawOStream DP(OS);
+    DI.print(DP);
+    OS.flush();
+    std::lock_guard<std::mutex> G(Lock);
+    if (!Text.empty())
+      Text += "\n";
+    Text += Msg;
+  }
+  std::string take() {
+    std::lock_guard<std::mutex> G(Lock);
+    return std::exchange(Text, std::string());
+  }
+};
+
 class JITHandle {
 public:
   std::unique_ptr<orc::LLJIT> JIT;
   std::vector<FunctionInfo> Functions;
+  /// Errors that code generation reported (bad inline assembly, ...).
+  std::shared_ptr<DiagnosticErrors> Errors;
 };
 
 namespace {
@@ -151,10 +177,15 @@ FunctionInfo describeFunction(const Function &F) {
 /// Collects optimization remarks from passes matching a filter.
 class RemarkCollector : public DiagnosticHandler {
 public:
-  RemarkCollector(Report &R, const std::string &Filter)
-      : R(R), Filter(Filter) {}
+  RemarkCollector(Report &R, const std::string &Filter,
+                  DiagnosticErrors &Errors)
+      : R(R), Filter(Filter), Errors(Errors) {}
 
   bool handleDiagnostics(const DiagnosticInfo &DI) override {
+    if (DI.getSeverity() == DS_Error) {
+      Errors.add(DI);
+      return true;
+    }
     const auto *OR = dyn_cast<DiagnosticInfoOptimizationBase>(&DI);
     if (!OR)
       return false;
@@ -196,6 +227,23 @@ public:
 private:
   Report &R;
   Regex Filter;
+  DiagnosticErrors &Errors;
+};
+
+/// Keeps the error diagnostics of a JIT context for jitLookup to report.
+class ErrorCollector : public DiagnosticHandler {
+public:
+  explicit ErrorCollector(std::shared_ptr<DiagnosticErrors> Errors)
+      : Errors(std::move(Errors)) {}
+  bool handleDiagnostics(const DiagnosticInfo &DI) override {
+    if (DI.getSeverity() != DS_Error)
+      return false;
+    Errors->add(DI);
+    return true;
+  }
+
+private:
+  std::shared_ptr<DiagnosticErrors> Errors;
 };
 
 /// Every registered statistic as "debug-type.Name" -> value. (GetStatistics
@@ -331,8 +379,14 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
                          PluginMsg.empty() ? LLVMMsg : PluginMsg);
   }
 
+  std::string RegexError;
+  if (!Regex(Opts.RemarkFilter).isValid(RegexError))
+    return Status::error(Status::PipelineError, "invalid remark filter '" +
+                                                    Opts.RemarkFilter +
+                                                    "': " + RegexError);
+  DiagnosticErrors Errors;
   Ctx.setDiagnosticHandler(
-      std::make_unique<RemarkCollector>(R, Opts.RemarkFilter));
+      std::make_unique<RemarkCollector>(R, Opts.RemarkFilter, Errors));
 
   {
     std::lock_guard<std::mutex> G(StatsLock);
@@ -345,6 +399,8 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
     }
   }
   Ctx.setDiagnosticHandler(std::make_unique<DiagnosticHandler>());
+  if (std::string Text = Errors.take(); !Text.empty())
+    return Status::error(Status::VerifyError, Text);
 
   if (!BrokenBy.empty()) {
     while (!BrokenMsg.empty() && BrokenMsg.back() == '\n')
@@ -473,6 +529,7 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
   // The JIT owns its module and context: compile a private copy.
   std::string BC = moduleBitcode(H);
   auto Ctx = std::make_unique<LLVMContext>();
+  auto Errors = std::make_shared<DiagnosticErrors>();
   Expected<std::unique_ptr<Module>> M =
       parseBitcodeFile(MemoryBufferRef(BC, "jit"), *Ctx);
   if (!M)
@@ -485,6 +542,9 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
     return S;
 
   auto J = std::make_shared<JITHandle>();
+  J->Errors = Errors;
+  // Code generation happens at lookup time; keep its errors for jitLookup.
+  Ctx->setDiagnosticHandler(std::make_unique<ErrorCollector>(Errors));
   for (const Function &F : **M)
     if (!F.isDeclaration())
       J->Functions.push_back(describeFunction(F));
@@ -514,6 +574,11 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
 
 Status jitLookup(JITHandle &J, const std::string &Name, uint64_t &Address) {
   auto Sym = J.JIT->lookup(Name);
+  if (std::string Text = J.Errors->take(); !Text.empty()) {
+    if (!Sym)
+      consumeError(Sym.takeError());
+    return Status::error(Status::JITError, Text);
+  }
   if (!Sym)
     return Status::error(Status::JITError, toString(Sym.takeError()));
   Address = Sym->getValue();

@@ -168,3 +168,19 @@ def test_compiles_and_runs_passes_from_two_threads(gather_module):
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_codegen_errors_raise_instead_of_exiting():
+    # LLVM's default handling of an error diagnostic prints it and exits the
+    # process; the JIT reports it as an exception instead.
+    compiled = llvmaccel.jit.compile(
+        'define void @f() {\n  call void asm "bogus", ""()\n  ret void\n}\n'
+    )
+    with pytest.raises(llvmaccel.JITError, match="invalid instruction mnemonic 'bogus'"):
+        compiled["f"]
+
+
+def test_unsupported_signature_types_raise_type_error():
+    compiled = llvmaccel.jit.compile("define i128 @f() {\n  ret i128 0\n}\n")
+    with pytest.raises(TypeError, match="cannot pass LLVM type 'i128'"):
+        compiled["f"]

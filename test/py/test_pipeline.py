@@ -115,3 +115,8 @@ def test_auto_selection(gather_module):
 def test_unknown_target_raises(axpy_module):
     with pytest.raises(llvmaccel.PipelineError, match="unknown target"):
         llvmaccel.run_passes(axpy_module, "accel-prefetch", target="mars")
+
+
+def test_invalid_remark_filter_raises(axpy_module):
+    with pytest.raises(llvmaccel.PipelineError, match="invalid remark filter"):
+        llvmaccel.run_passes(axpy_module, "default<O2>", remarks="(")
