@@ -225,18 +225,17 @@ class CompiledGraph:
 
             def ptr(x: Any) -> int | None:
                 return x.ctypes.data or None
-        outs = []
-        for shape, dt in self.kernel.outputs:
-            dims = tuple(dim_eval(d, env) for d in shape)
-            if any(d < 0 for d in dims):
-                raise ValueError(f"negative output size {dims}")
-            outs.append(alloc(dims, dt))
-        temps = []
-        for shape, dt in self.kernel.temps:
-            dims = tuple(dim_eval(d, env) for d in shape)
-            if any(d < 0 for d in dims):
-                raise ValueError(f"negative intermediate size {dims}")
-            temps.append(alloc(dims, dt))
+        def alloc_all(specs: list, what: str) -> list:
+            buffers = []
+            for shape, dt in specs:
+                dims = tuple(dim_eval(d, env) for d in shape)
+                if any(d < 0 for d in dims):
+                    raise ValueError(f"negative {what} size {dims}")
+                buffers.append(alloc(dims, dt))
+            return buffers
+
+        outs = alloc_all(self.kernel.outputs, "output")
+        temps = alloc_all(self.kernel.temps, "intermediate")
         ptrs = [ptr(a) for a in args] + self._const_ptrs + [ptr(o) for o in outs] + \
             [ptr(t) for t in temps]
         rc = self._fn(*ptrs, *(env[s] for s in self.kernel.symbols))
