@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +79,24 @@ def test_demo_quick_runs_and_results_match():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "| embedding_bag |" in out.stdout
     assert "| NO |" not in out.stdout
+
+
+def test_package_plugin_loads_into_opt_and_clang(tmp_path):
+    import llvmaccel
+
+    major = llvmaccel.llvm_version().split(".")[0]
+    bindir = Path(f"/usr/lib/llvm-{major}/bin")
+    kernel = Path(llvmaccel.__file__).parent / "kernels" / "embedding_bag.c"
+    out = subprocess.run([str(bindir / "clang"), "-O2", f"-fpass-plugin={llvmaccel.plugin_path()}",
+                          "-Rpass=accel-prefetch", "-S", "-emit-llvm", str(kernel), "-o", "-"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"remark: prefetched \S+\[\.\.\.\] via \S+, \d+ iterations ahead, 4 lines",
+                     out.stderr), out.stderr
+    assert "call void @llvm.prefetch" in out.stdout
+    ll = tmp_path / "kernel.ll"
+    ll.write_text(out.stdout)
+    opt = subprocess.run([str(bindir / "opt"), f"-load-pass-plugin={llvmaccel.plugin_path()}",
+                          "-passes=accel-prefetch", "-disable-output", str(ll)],
+                         capture_output=True, text=True, timeout=120)
+    assert opt.returncode == 0, opt.stderr
