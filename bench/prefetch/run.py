@@ -846,8 +846,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         "Ratios are median(o3) / median(variant): >1 is faster than -O3. "
         "`ldp` and `hand-best` are the best of their distance sweeps.",
         "",
-        "| kernel | o3 ms | accel x | accel pf | ldp x (dist) | hand-best x (dist) | goal | met? |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| kernel | o3 ms | accel x | accel pf | ldp x (dist) | hand-best x (dist) "
+        "| accel / hand-best | goal | met? |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for k in report["kernels"]:
         s = k["summary"]
@@ -858,9 +859,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         accel = _fmt_ratio(s["accel_ratio"]) if s["accel_error"] is None else "BUILD FAILED"
         if s["accel_prefetch_insns"] == 0 and k["goal"] is not None and not k["control"]:
             met += " (no prefetch emitted)"
+        vs_hand = (f"{s['accel_ratio'] / s['hand_ratio']:.2f}"
+                   if s["hand_best"] and s["accel_error"] is None else "—")
         lines.append(
             f"| {k['name']} | {s['o3_ms']:.1f} | {accel} | "
-            f"{_fmt(s['accel_prefetch_insns'])} | {ldp} | {hand} | {goal} | {met} |"
+            f"{_fmt(s['accel_prefetch_insns'])} | {ldp} | {hand} | {vs_hand} | {goal} | {met} |"
         )
     extra = [k for k in report["kernels"] if k["summary"].get("explicit")]
     if extra:
