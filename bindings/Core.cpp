@@ -408,7 +408,8 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
     return Status::error(Status::VerifyError, "module is invalid after " +
                                                   BrokenBy + ": " + BrokenMsg);
   }
-  return Status();
+  // A broken module must not reach code generation (or the user) unnoticed.
+  return verifyWithMessage(M, "module is invalid after the pipeline: ");
 }
 
 Status parseInto(MemoryBufferRef Buf, std::shared_ptr<ModuleHandle> &Out) {
