@@ -94,7 +94,6 @@ std::once_flag InitFlag;
 std::mutex PluginLock;
 std::string PluginPathValue;
 std::optional<PassPlugin> Plugin;
-std::string PluginLoadError;
 /// Statistics are process-wide counters: runs that read them take turns.
 std::mutex StatsLock;
 
