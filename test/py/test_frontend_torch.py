@@ -381,3 +381,17 @@ def test_unsupported_dtype_falls_back():
         _check(lambda x: x * 2 + 1, x)
     ex = lt.explain(lambda x: x * 2 + 1, x)
     assert ex.fallbacks and "float16" in str(ex)
+
+
+def test_explain_leaves_other_compilations_alone():
+    from torch._dynamo.utils import counters
+
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    compiled = torch.compile(model, backend="llvmaccel")
+    with torch.no_grad():
+        compiled(x)
+        lt.explain(model, x)
+        before = counters["stats"]["unique_graphs"]
+        compiled(x)  # still compiled: no new graph
+    assert counters["stats"]["unique_graphs"] == before

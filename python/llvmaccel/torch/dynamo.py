@@ -256,9 +256,9 @@ def explain(model: Callable[..., Any], *inputs: Any, options: dict[str, Any] | N
     ``inputs`` (without gradients) and reports which nodes were compiled,
     which fell back and why, and which passes fired.
 
-    The options are those of :func:`backend` (``strict`` is ignored). Like
-    :func:`torch._dynamo.explain`, this resets dynamo's caches first, so other
-    compiled functions recompile on their next call.
+    The options are those of :func:`backend` (``strict`` is ignored). Dynamo's
+    caches are left alone: the explanation is compiled with a backend of its
+    own, which dynamo's backend guard keeps apart from other compilations.
     """
     explanation = Explanation()
     opts = {k: v for k, v in (options or {}).items() if k != "strict"}
@@ -267,7 +267,6 @@ def explain(model: Callable[..., Any], *inputs: Any, options: dict[str, Any] | N
     def be(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         return backend(gm, example_inputs, options=opts)
 
-    torch._dynamo.reset()
     compiled = torch.compile(model, backend=be, dynamic=dynamic)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
