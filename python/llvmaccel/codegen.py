@@ -97,6 +97,9 @@ class Kernel:
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad"})
 _KERNELS = frozenset({"reduce", "matmul", "embedding_bag"})
+# Register blocking of matmul: rows of C and steps of k per pass over a row.
+_MATMUL_ROWS = 4
+_MATMUL_DEPTH = 4
 _BUFFERS = frozenset({"input", "constant"})
 _LIBM = {
     "tanh": "tanh", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
@@ -819,18 +822,46 @@ class _Emitter:
             oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
             with self.loop(dm) as i:
                 crow = self.iadd(oc, self.imul(i, dn))
-                arow = self.iadd(oa, self.imul(i, dk))
                 with self.loop(dn) as j:
                     self.store(out, self.iadd(crow, j), zero)
-                with self.loop(dk) as kk:
-                    av = self.load(ba, self.iadd(arow, kk))
-                    brow = self.iadd(ob, self.imul(kk, dn))
-                    with self.loop(dn) as j:
-                        bv = self.load(bb, self.iadd(brow, j))
-                        co = self.iadd(crow, j)
-                        cv = self.load(out, co)
-                        r = self.op(f"call {t} @{fma}({t} {av}, {t} {bv}, {t} {cv})")
-                        self.store(out, co, r)
+            # Blocks of MB rows of C: each row of B loaded once serves MB
+            # rows, and KB steps of k accumulate in a register before C is
+            # stored, so the vectorized j loop does 2 loads and 1 store of C
+            # per KB * MB multiply-adds instead of per one.
+            mb = self.op(f"sdiv i64 {dm}, {_MATMUL_ROWS}", "i")
+            kb = self.op(f"sdiv i64 {dk}, {_MATMUL_DEPTH}", "i")
+            with self.loop(mb, hint="ib") as ib:
+                i0 = self.imul(ib, str(_MATMUL_ROWS))
+                rows = [self.iadd(i0, str(r)) for r in range(_MATMUL_ROWS)]
+                self.emit_matmul_rows(ba, bb, out, rows, oa, ob, oc, dn, dk, kb, fma, t)
+            with self.loop(dm, start=self.imul(mb, str(_MATMUL_ROWS)), hint="ir") as i:
+                self.emit_matmul_rows(ba, bb, out, [i], oa, ob, oc, dn, dk, kb, fma, t)
+
+    def emit_matmul_rows(self, ba: Buffer, bb: Buffer, out: Buffer, rows: list[str],
+                         oa: str, ob: str, oc: str, dn: str, dk: str, kb: str,
+                         fma: str, t: str) -> None:
+        """C[rows, :] += A[rows, :] @ B: k in blocks of _MATMUL_DEPTH, then the
+        remaining k one at a time."""
+        crows = [self.iadd(oc, self.imul(r, dn)) for r in rows]
+        arows = [self.iadd(oa, self.imul(r, dk)) for r in rows]
+
+        def step(ks: list[str]) -> None:
+            avs = [[self.load(ba, self.iadd(arow, kk)) for kk in ks] for arow in arows]
+            brows = [self.iadd(ob, self.imul(kk, dn)) for kk in ks]
+            with self.loop(dn) as j:
+                bvs = [self.load(bb, self.iadd(brow, j)) for brow in brows]
+                for crow, av in zip(crows, avs, strict=True):
+                    co = self.iadd(crow, j)
+                    cv = self.load(out, co)
+                    for a_k, b_k in zip(av, bvs, strict=True):
+                        cv = self.op(f"call {t} @{fma}({t} {a_k}, {t} {b_k}, {t} {cv})")
+                    self.store(out, co, cv)
+
+        with self.loop(kb, hint="kb") as kbi:
+            k0 = self.imul(kbi, str(_MATMUL_DEPTH))
+            step([self.iadd(k0, str(q)) for q in range(_MATMUL_DEPTH)])
+        with self.loop(dk, start=self.imul(kb, str(_MATMUL_DEPTH)), hint="kr") as kk:
+            step([kk])
 
     @staticmethod
     def bcast_idx_shape(shape: tuple, full: tuple, idx: list[str]) -> list[str]:
