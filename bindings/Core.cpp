@@ -36,6 +36,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 using namespace llvm;
@@ -94,6 +95,14 @@ std::once_flag InitFlag;
 std::mutex PluginLock;
 std::string PluginPathValue;
 std::optional<PassPlugin> Plugin;
+
+/// The plugin's C entry points for this extension, resolved once at load.
+struct PluginEntryPoints {
+  void (*SetQuietErrors)(int) = nullptr;
+  void (*SetAutoOverride)(const char *) = nullptr;
+  size_t (*TakePipelineError)(char *, size_t) = nullptr;
+  const char *(*PassCatalog)() = nullptr;
+} Entry;
 /// Statistics are process-wide counters: runs that read them take turns.
 std::mutex StatsLock;
 
@@ -126,32 +135,34 @@ PassPlugin *getPlugin(Status &S) {
     return nullptr;
   }
   Plugin.emplace(std::move(*P));
+  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
+  auto Resolve = [&](auto &Fn, const char *Name) {
+    Fn = reinterpret_cast<std::remove_reference_t<decltype(Fn)>>(
+        Lib.getAddressOfSymbol(Name));
+  };
+  Resolve(Entry.SetQuietErrors, "llvmaccel_set_quiet_errors");
+  Resolve(Entry.SetAutoOverride, "llvmaccel_set_auto_override");
+  Resolve(Entry.TakePipelineError, "llvmaccel_take_pipeline_error");
+  Resolve(Entry.PassCatalog, "llvmaccel_pass_catalog");
   // Parameter errors come back through llvmaccel_take_pipeline_error, not
   // on stderr.
-  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
-  if (auto *SetQuiet = reinterpret_cast<void (*)(int)>(
-          Lib.getAddressOfSymbol("llvmaccel_set_quiet_errors")))
-    SetQuiet(1);
+  if (Entry.SetQuietErrors)
+    Entry.SetQuietErrors(1);
   return &*Plugin;
 }
 
 /// Sets (or with null, clears) this thread's -llvmaccel-auto override.
 void setPluginAutoOverride(const char *Selection) {
-  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
-  if (auto *Set = reinterpret_cast<void (*)(const char *)>(
-          Lib.getAddressOfSymbol("llvmaccel_set_auto_override")))
-    Set(Selection);
+  if (Entry.SetAutoOverride)
+    Entry.SetAutoOverride(Selection);
 }
 
 /// Takes the plugin's message for the last parameter error on this thread.
 std::string readPluginError() {
-  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
-  auto *Take = reinterpret_cast<size_t (*)(char *, size_t)>(
-      Lib.getAddressOfSymbol("llvmaccel_take_pipeline_error"));
-  if (!Take)
+  if (!Entry.TakePipelineError)
     return "";
   std::string Buf(4096, '\0');
-  size_t Len = Take(Buf.data(), Buf.size());
+  size_t Len = Entry.TakePipelineError(Buf.data(), Buf.size());
   Buf.resize(std::min(Len, Buf.size() - 1));
   return Buf;
 }
@@ -442,18 +453,14 @@ Status passCatalog(std::string &Out) {
   Status S;
   if (!getPlugin(S))
     return S;
-  auto Lib = sys::DynamicLibrary::getPermanentLibrary(PluginPathValue.c_str());
-  auto *Catalog = reinterpret_cast<const char *(*)()>(
-      Lib.getAddressOfSymbol("llvmaccel_pass_catalog"));
-  if (!Catalog)
+  if (!Entry.PassCatalog)
     return Status::error(Status::PipelineError,
                          "the plugin has no llvmaccel_pass_catalog");
-  Out = Catalog();
+  Out = Entry.PassCatalog();
   return Status();
 }
 
 std::string llvmVersion() { return LLVM_VERSION_STRING; }
-std::string hostTriple() { return sys::getProcessTriple(); }
 std::string hostCPU() { return sys::getHostCPUName().str(); }
 
 Status parseIR(const std::string &Buffer, const std::string &Name,

@@ -89,7 +89,6 @@ std::string pluginPath();
 Status passCatalog(std::string &Out);
 
 std::string llvmVersion();
-std::string hostTriple();
 std::string hostCPU();
 
 Status parseIR(const std::string &Buffer, const std::string &Name,

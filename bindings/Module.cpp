@@ -126,7 +126,6 @@ PYBIND11_MODULE(_core, m) {
     return Out;
   });
   m.def("llvm_version", &llvmVersion);
-  m.def("host_triple", &hostTriple);
   m.def("host_cpu", &hostCPU);
 
   py::class_<PyModuleRef>(m, "ModuleRef")
