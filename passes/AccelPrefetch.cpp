@@ -1058,18 +1058,27 @@ const SCEV *LoopPrefetcher::exitBound(const Loop &Lp,
 
 /// When L, with induction \p AR, may be the remainder loop of a runtime
 /// unrolled loop M (M's start is a phi of L's exit value, in L's only exit
-/// block, right before M), M's induction; else nullptr. matchPrologue checks
-/// the shape.
+/// block or in the block that one falls through to, right before M), M's
+/// induction; else nullptr. matchPrologue checks the shape.
 const SCEVAddRecExpr *
 LoopPrefetcher::mainAfterPrologue(const SCEVAddRecExpr *AR) const {
   BasicBlock *Exit = L.getUniqueExitBlock();
   Loop *O = L.getParentLoop();
   if (!Exit || LI.getLoopFor(Exit) != O)
     return nullptr;
+  // The block holding the phi and its predecessor on the edge from L.
+  BasicBlock *From = L.getLoopLatch();
+  if (Exit->getSinglePredecessor() == From && Exit->getSingleSuccessor() &&
+      all_of(Exit->phis(), [](PHINode &LCSSA) {
+        return LCSSA.getNumIncomingValues() == 1;
+      })) {
+    From = Exit;
+    Exit = Exit->getSingleSuccessor();
+  }
   const SCEV *Next = AR->getPostIncExpr(SE);
   for (PHINode &XPhi : Exit->phis()) {
-    if (XPhi.getBasicBlockIndex(L.getLoopLatch()) < 0 ||
-        SE.getSCEV(XPhi.getIncomingValueForBlock(L.getLoopLatch())) != Next)
+    if (XPhi.getBasicBlockIndex(From) < 0 ||
+        SE.getSCEV(XPhi.getIncomingValueForBlock(From)) != Next)
       continue;
     for (Loop *M : O->getSubLoops()) {
       BasicBlock *Pre = M->getLoopPreheader();
@@ -1138,20 +1147,34 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
   Type *Ty = X->getType();
 
   // The incoming value from the prologue P: its induction {S+1,+,1}_P after
-  // P's last iteration, with P leaving through its latch only.
+  // P's last iteration, with P leaving through its latch only, to Bx or to
+  // an exit block that only falls through to Bx (where LICM sinks the
+  // stores of values it promoted in P).
+  auto PrologueEdge = [&](BasicBlock *In) -> std::pair<Loop *, BasicBlock *> {
+    if (Loop *Inner = LI.getLoopFor(In); Inner != O)
+      return {Inner, Bx};
+    BasicBlock *Pred = In->getSinglePredecessor();
+    Loop *Inner = Pred ? LI.getLoopFor(Pred) : nullptr;
+    if (Inner && Inner != O && In->getSingleSuccessor() == Bx)
+      return {Inner, In};
+    return {O, nullptr};
+  };
   Loop *P = nullptr;
+  BasicBlock *PExit = nullptr;
   const SCEV *S = nullptr, *R = nullptr;
   for (unsigned I = 0, N = XPhi->getNumIncomingValues(); I != N; ++I) {
-    Loop *In = LI.getLoopFor(XPhi->getIncomingBlock(I));
+    auto [In, ExitBB] = PrologueEdge(XPhi->getIncomingBlock(I));
     if (In == O)
       continue;
+    BasicBlock *Exiting = ExitBB == Bx ? XPhi->getIncomingBlock(I)
+                                       : ExitBB->getSinglePredecessor();
     auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(XPhi->getIncomingValue(I)));
     if (P || !In || In->getParentLoop() != O || !AR || AR->getLoop() != In ||
         !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne() ||
-        In->getExitingBlock() != XPhi->getIncomingBlock(I) ||
-        In->getLoopLatch() != XPhi->getIncomingBlock(I) ||
-        In->getUniqueExitBlock() != Bx || !In->getLoopPreheader())
+        In->getExitingBlock() != Exiting || In->getLoopLatch() != Exiting ||
+        In->getUniqueExitBlock() != ExitBB || !In->getLoopPreheader())
       return NoMatch;
+    PExit = XPhi->getIncomingBlock(I);
     const SCEV *Exit = SE.getSCEVAtScope(AR, O);
     if (!SE.isLoopInvariant(Exit, In) || loopCannotClamp(*In))
       return NoMatch;
@@ -1175,7 +1198,7 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
   // a block H that otherwise enters P, whose only exit is Bx.
   for (unsigned I = 0, N = XPhi->getNumIncomingValues(); I != N; ++I) {
     BasicBlock *H = XPhi->getIncomingBlock(I);
-    if (LI.getLoopFor(H) == P)
+    if (H == PExit)
       continue;
     auto *Br = dyn_cast<BranchInst>(H->getTerminator());
     auto *Cmp = Br && Br->isConditional()

@@ -27,8 +27,10 @@ Stages inside :func:`generate`:
    innermost loop runs over contiguous rows of B and C and vectorizes), and
    embedding_bag as the counted loop nest accel-prefetch recognizes::
 
+       bounds = offsets (include_last_offset), else a temporary
+                holding offsets followed by len(indices)
        for b in [0, bags):                      # i64 induction variables
-         start = offsets[b]; end = offsets[b+1] (or len(indices))
+         start = bounds[b]; end = bounds[b+1]   # CSR: tiles of the indices
          out[b, :] = 0
          for j in [start, end):                 # counted, no early exit
            row = indices[j]                     # T[f(B[j])]
@@ -153,6 +155,7 @@ class _Emitter:
         self.dimvals: dict[str, str] = {}
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}
+        self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
 
     # -- low-level --------------------------------------------------------
     def fresh(self, hint: str = "v") -> str:
@@ -896,15 +899,16 @@ class _Emitter:
 
         bags = self.dim(node.shape[0])
         zero = _const(0, node.dtype)
+        bounds, bdt = bo, offsets.dtype
+        if not node.attrs["last"]:  # bounds = offsets + [len(indices)]
+            bounds, bdt = self.bag_bounds[node.id], DType.i64
+            with self.loop(noff) as i:
+                self.store(bounds, i, self.to_i64(self.load(bo, i), offsets.dtype))
+            self.store(bounds, noff, nidx)
         with self.loop(bags, hint="bag") as b:
-            start = self.to_i64(self.load(bo, b), offsets.dtype)
+            start = self.to_i64(self.load(bounds, b), bdt)
             b1 = self.op(f"add nsw i64 {b}, 1", "i")
-            if node.attrs["last"]:
-                end = self.to_i64(self.load(bo, b1), offsets.dtype)
-            else:
-                more = self.op(f"icmp slt i64 {b1}, {noff}", "c")
-                end = self.cond(more, lambda b1=b1: self.to_i64(self.load(bo, b1), offsets.dtype),
-                                lambda: nidx, "i64")
+            end = self.to_i64(self.load(bounds, b1), bdt)
             orow = self.imul(b, d)
             with self.loop(d) as k:
                 self.store(out, self.iadd(orow, k), zero)
@@ -1031,6 +1035,17 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
         temps.append((n.shape, n.dtype))
         temp_params.append(_pointer_param(p, n.shape, n.dtype, readonly=False))
         e.buffers[n.id] = Buffer("temp", n.shape, n.dtype, p)
+    # embedding_bag without the last offset gets the bounds of its bags as
+    # one array of len(offsets) + 1 (offsets, then len(indices)), so that a
+    # bag's end is the next bag's start (the CSR shape accel-prefetch looks
+    # ahead across).
+    for n in graph.nodes:
+        if n.op == "embedding_bag" and not n.attrs["last"]:
+            shape = (dim_op("add", n.inputs[2].shape[0], 1),)
+            p = f"%tmp{len(temps)}"
+            temps.append((shape, DType.i64))
+            temp_params.append(_pointer_param(p, shape, DType.i64, readonly=False))
+            e.bag_bounds[n.id] = Buffer("temp", shape, DType.i64, p)
     symbols = graph.symbols()
     params += out_params + temp_params + [f"i64 %sym.{s}" for s in symbols]
 

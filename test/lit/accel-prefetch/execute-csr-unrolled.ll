@@ -49,8 +49,19 @@
 ; IR:        inner:
 ; IR-COUNT-8:  call void @llvm.prefetch.p0(
 ; IR-NOT:      call void @llvm.prefetch.p0(
+; IR-LABEL: define void @bags_exit_block(
+; IR-COUNT-2:  %accel.nest.end{{[0-9]*}} = load i64
+; IR:        prol:
+; IR-COUNT-1:  call void @llvm.prefetch.p0(
+; IR-NOT:      call void @llvm.prefetch.p0(
+; IR:        prol.store:
+; IR:        inner:
+; IR-COUNT-8:  call void @llvm.prefetch.p0(
+; IR-NOT:      call void @llvm.prefetch.p0(
 
 ; The remainder loop looks ahead as many indices as the unrolled loop.
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 128 iterations ahead, 1 line, across the iterations of the outer loop
+; REMARK-COUNT-8: remark: {{.*}} prefetched T[...] via idx, 16 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK: remark: {{.*}} prefetched T[...] via idx, 128 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK-COUNT-8: remark: {{.*}} prefetched T[...] via idx, 16 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK-NOT: remark
@@ -154,10 +165,13 @@ print:
   ret void
 }
 
-; n indices ending at a guard page, summed into nb bags by @bags.
+; n indices ending at a guard page, summed into nb bags by @bags and by
+; @bags_exit_block.
 define internal void @run(i32 %case, ptr %off, i64 %nb, i64 %n) {
   %I = call ptr @guarded_indices(i64 %n, i64 %n)
   call void @bags(ptr @T, ptr %I, ptr %off, i64 %nb, ptr @out)
+  call void @report(i32 %case, i64 %nb, i64 %n)
+  call void @bags_exit_block(ptr @T, ptr %I, ptr %off, i64 %nb, ptr @out)
   call void @report(i32 %case, i64 %nb, i64 %n)
   ret void
 }
@@ -218,6 +232,133 @@ prol:
 prol.exit:
   %j.unr = phi i64 [ %start, %bag.ph ], [ %jp.next, %prol ]
   %s.unr = phi float [ 0.0, %bag.ph ], [ %sp.next, %prol ]
+  %neg.len = sub i64 %start, %end
+  %short = icmp ugt i64 %neg.len, -8
+  br i1 %short, label %inner.exit, label %inner
+
+inner:
+  %j = phi i64 [ %j.unr, %prol.exit ], [ %j.next, %inner ]
+  %s = phi float [ %s.unr, %prol.exit ], [ %s.7, %inner ]
+  %id.addr = getelementptr inbounds i32, ptr %idx, i64 %j
+  %id = load i32, ptr %id.addr, align 4
+  %id.ext = sext i32 %id to i64
+  %t.addr = getelementptr inbounds float, ptr %T, i64 %id.ext
+  %t = load float, ptr %t.addr, align 4
+  %s.0 = fadd float %s, %t
+  %j.1 = add nsw i64 %j, 1
+  %id.addr.1 = getelementptr inbounds i32, ptr %idx, i64 %j.1
+  %id.1 = load i32, ptr %id.addr.1, align 4
+  %id.ext.1 = sext i32 %id.1 to i64
+  %t.addr.1 = getelementptr inbounds float, ptr %T, i64 %id.ext.1
+  %t.1 = load float, ptr %t.addr.1, align 4
+  %s.1 = fadd float %s.0, %t.1
+  %j.2 = add nsw i64 %j, 2
+  %id.addr.2 = getelementptr inbounds i32, ptr %idx, i64 %j.2
+  %id.2 = load i32, ptr %id.addr.2, align 4
+  %id.ext.2 = sext i32 %id.2 to i64
+  %t.addr.2 = getelementptr inbounds float, ptr %T, i64 %id.ext.2
+  %t.2 = load float, ptr %t.addr.2, align 4
+  %s.2 = fadd float %s.1, %t.2
+  %j.3 = add nsw i64 %j, 3
+  %id.addr.3 = getelementptr inbounds i32, ptr %idx, i64 %j.3
+  %id.3 = load i32, ptr %id.addr.3, align 4
+  %id.ext.3 = sext i32 %id.3 to i64
+  %t.addr.3 = getelementptr inbounds float, ptr %T, i64 %id.ext.3
+  %t.3 = load float, ptr %t.addr.3, align 4
+  %s.3 = fadd float %s.2, %t.3
+  %j.4 = add nsw i64 %j, 4
+  %id.addr.4 = getelementptr inbounds i32, ptr %idx, i64 %j.4
+  %id.4 = load i32, ptr %id.addr.4, align 4
+  %id.ext.4 = sext i32 %id.4 to i64
+  %t.addr.4 = getelementptr inbounds float, ptr %T, i64 %id.ext.4
+  %t.4 = load float, ptr %t.addr.4, align 4
+  %s.4 = fadd float %s.3, %t.4
+  %j.5 = add nsw i64 %j, 5
+  %id.addr.5 = getelementptr inbounds i32, ptr %idx, i64 %j.5
+  %id.5 = load i32, ptr %id.addr.5, align 4
+  %id.ext.5 = sext i32 %id.5 to i64
+  %t.addr.5 = getelementptr inbounds float, ptr %T, i64 %id.ext.5
+  %t.5 = load float, ptr %t.addr.5, align 4
+  %s.5 = fadd float %s.4, %t.5
+  %j.6 = add nsw i64 %j, 6
+  %id.addr.6 = getelementptr inbounds i32, ptr %idx, i64 %j.6
+  %id.6 = load i32, ptr %id.addr.6, align 4
+  %id.ext.6 = sext i32 %id.6 to i64
+  %t.addr.6 = getelementptr inbounds float, ptr %T, i64 %id.ext.6
+  %t.6 = load float, ptr %t.addr.6, align 4
+  %s.6 = fadd float %s.5, %t.6
+  %j.7 = add nsw i64 %j, 7
+  %id.addr.7 = getelementptr inbounds i32, ptr %idx, i64 %j.7
+  %id.7 = load i32, ptr %id.addr.7, align 4
+  %id.ext.7 = sext i32 %id.7 to i64
+  %t.addr.7 = getelementptr inbounds float, ptr %T, i64 %id.ext.7
+  %t.7 = load float, ptr %t.addr.7, align 4
+  %s.7 = fadd float %s.6, %t.7
+  %j.next = add nsw i64 %j, 8
+  %inner.done = icmp eq i64 %j.next, %end
+  br i1 %inner.done, label %inner.exit, label %inner
+
+inner.exit:
+  %s.bag = phi float [ %s.unr, %prol.exit ], [ %s.7, %inner ]
+  br label %latch
+
+latch:
+  %sum = phi float [ 0.0, %outer ], [ %s.bag, %inner.exit ]
+  %o.addr = getelementptr inbounds float, ptr %out, i64 %b
+  store float %sum, ptr %o.addr, align 4
+  %outer.done = icmp eq i64 %b.next, %nb
+  br i1 %outer.done, label %exit, label %outer
+
+exit:
+  ret void
+}
+
+; @bags with the remainder loop leaving through a block that stores its
+; partial sum (where LICM sinks the stores of a promoted accumulator) before
+; the unrolled loop: the same look-ahead across the bags.
+define void @bags_exit_block(ptr noalias %T, ptr noalias %idx, ptr noalias %off, i64 %nb, ptr noalias %out) {
+entry:
+  %first = load i64, ptr %off, align 8
+  br label %outer
+
+outer:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %latch ]
+  %start = phi i64 [ %first, %entry ], [ %end, %latch ]
+  %b.next = add nuw nsw i64 %b, 1
+  %end.addr = getelementptr inbounds i64, ptr %off, i64 %b.next
+  %end = load i64, ptr %end.addr, align 8
+  %nonempty = icmp slt i64 %start, %end
+  br i1 %nonempty, label %bag.ph, label %latch
+
+bag.ph:
+  %len = sub i64 %end, %start
+  %rem = and i64 %len, 7
+  %no.rem = icmp eq i64 %rem, 0
+  br i1 %no.rem, label %prol.exit, label %prol
+
+prol:
+  %jp = phi i64 [ %start, %bag.ph ], [ %jp.next, %prol ]
+  %sp = phi float [ 0.0, %bag.ph ], [ %sp.next, %prol ]
+  %np = phi i64 [ 0, %bag.ph ], [ %np.next, %prol ]
+  %idp.addr = getelementptr inbounds i32, ptr %idx, i64 %jp
+  %idp = load i32, ptr %idp.addr, align 4
+  %idp.ext = sext i32 %idp to i64
+  %tp.addr = getelementptr inbounds float, ptr %T, i64 %idp.ext
+  %tp = load float, ptr %tp.addr, align 4
+  %sp.next = fadd float %sp, %tp
+  %jp.next = add nsw i64 %jp, 1
+  %np.next = add i64 %np, 1
+  %prol.done = icmp eq i64 %np.next, %rem
+  br i1 %prol.done, label %prol.store, label %prol
+
+prol.store:
+  %op.addr = getelementptr inbounds float, ptr %out, i64 %b
+  store float %sp.next, ptr %op.addr, align 4
+  br label %prol.exit
+
+prol.exit:
+  %j.unr = phi i64 [ %start, %bag.ph ], [ %jp.next, %prol.store ]
+  %s.unr = phi float [ 0.0, %bag.ph ], [ %sp.next, %prol.store ]
   %neg.len = sub i64 %start, %end
   %short = icmp ugt i64 %neg.len, -8
   br i1 %short, label %inner.exit, label %inner
