@@ -18,9 +18,18 @@ Variants (each is one call of the model's forward pass, inference only):
 
 Everything runs single-threaded (``torch.set_num_threads(1)``, XLA flags
 ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``). In
-each round every variant runs once, in a fixed interleaved order, on the same
-inputs; per variant the median over the rounds is reported. Outputs are
-checked against eager before timing.
+each round every variant runs once, in a fixed interleaved order; per variant
+the median over the rounds is reported. Outputs are checked against eager
+before timing.
+
+Inputs: every call takes the next batch of a pool of ``POOL`` batches, as in
+inference serving, where each batch looks up other rows. (With one batch
+reused, the 64 MiB of rows a DLRM batch touches would partly stay in the
+32 MiB L3 between calls and the benchmark would measure a warm cache.) The
+variants cycle through the same pool, so each sees every batch equally often.
+
+Models: ``dlrm`` (embedding bags, MLPs, interaction), ``emb`` (the DLRM's
+embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``.
 
 Usage::
 
@@ -72,7 +81,7 @@ class Sizes:
     rounds: int
 
 
-FULL = Sizes(tables=4, rows=1_000_000, dim=64, batch=2048, bag=32, dense=13,
+FULL = Sizes(tables=4, rows=1 << 20, dim=64, batch=2048, bag=32, dense=13,
              mlp_batch=256, mlp_width=512, block_batch=4, block_seq=128, block_dim=256,
              rounds=9)
 QUICK = Sizes(tables=2, rows=5000, dim=16, batch=64, bag=8, dense=13,
@@ -136,6 +145,9 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
+POOL = 8
+
+
 def dlrm_inputs(s: Sizes, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     dense = torch.randn(s.batch, s.dense, generator=g)
@@ -183,8 +195,13 @@ def timed(fn, args) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-def bench_model(name: str, model: nn.Module, args: tuple, rounds: int, extra: dict | None = None,
-                jax_args: tuple | None = None) -> dict:
+def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
+                extra: dict | None = None) -> dict:
+    """Times the variants of ``model``; call k of a variant takes ``pool[k % len]``.
+
+    ``extra`` maps a variant name to ``(fn, convert)``: ``fn`` is called on
+    ``convert(args)`` (converted once per pool entry, before timing).
+    """
     import llvmaccel.torch as lt
 
     model.eval()
@@ -195,27 +212,29 @@ def bench_model(name: str, model: nn.Module, args: tuple, rounds: int, extra: di
         "eager": model,
         "inductor": torch.compile(model, dynamic=False),
     }
-    call_args = {k: args for k in variants}
-    for k, (fn, a) in (extra or {}).items():
+    pools = {k: pool for k in variants}
+    for k, (fn, convert) in (extra or {}).items():
         variants[k] = fn
-        call_args[k] = a
+        pools[k] = [convert(args) for args in pool]
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = model(*args)
+        ref = model(*pool[0])
         compile_s = {}
         for k, fn in variants.items():
             t0 = time.perf_counter()
-            out = fn(*call_args[k])
+            out = fn(*pools[k][0])
             compile_s[k] = time.perf_counter() - t0
             out = torch.from_numpy(np.asarray(out)) if not isinstance(out, torch.Tensor) else out
             torch.testing.assert_close(out.reshape(ref.shape), ref, rtol=2e-3, atol=2e-3)
         for k, fn in variants.items():  # second warm-up call
-            fn(*call_args[k])
+            fn(*pools[k][1 % len(pool)])
         times: dict[str, list[float]] = {k: [] for k in variants}
+        calls = 0
         for _ in range(rounds):
             for k, fn in variants.items():
-                times[k].append(timed(fn, call_args[k]))
-        ex = lt.explain(model, *args)
+                times[k].append(timed(fn, pools[k][calls % len(pool)]))
+                calls += 1
+        ex = lt.explain(model, *pool[0])
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
     return {
@@ -231,13 +250,24 @@ def bench_model(name: str, model: nn.Module, args: tuple, rounds: int, extra: di
     }
 
 
+class Embeddings(nn.Module):
+    """The embedding bags of a DLRM, concatenated (what accel-prefetch works on)."""
+
+    def __init__(self, dlrm: DLRM):
+        super().__init__()
+        self.embs = dlrm.embs
+
+    def forward(self, dense, indices, offsets):
+        return torch.cat([e(indices[t], offsets[t]) for t, e in enumerate(self.embs)], 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--out", type=Path, default=RESULTS,
                     help="directory for frontends.json and frontends.md")
-    ap.add_argument("--models", default="dlrm,mlp,block")
+    ap.add_argument("--models", default="dlrm,emb,mlp,block")
     opts = ap.parse_args(argv)
     s = QUICK if opts.quick else FULL
     rounds = opts.rounds or s.rounds
@@ -246,27 +276,34 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
     results = []
     models = opts.models.split(",")
-    if "dlrm" in models:
+    if "dlrm" in models or "emb" in models:
         model = DLRM(s).eval()
-        args = dlrm_inputs(s)
-        extra = {}
-        try:
-            jfn, (jax, jnp) = jax_dlrm(model, s)
-            jargs = (jnp.asarray(args[0].numpy()), jnp.asarray(args[1].numpy()), None)
-            extra["jax.jit"] = (jfn, jargs)
-        except ImportError:
-            pass
-        r = bench_model("dlrm", model, args, rounds, extra)
-        r["table_bytes"] = s.tables * s.rows * s.dim * 4
-        results.append(r)
-        del model, extra
+        # Between two uses of a batch come POOL - 1 calls on other batches,
+        # each touching 64 MiB of rows: no call finds its rows in cache.
+        pool = [dlrm_inputs(s, seed=k) for k in range(POOL)]
+        if "emb" in models:
+            results.append(bench_model("dlrm_embeddings", Embeddings(model), pool, rounds))
+        if "dlrm" in models:
+            extra = {}
+            try:
+                jfn, (jax, jnp) = jax_dlrm(model, s)
+                extra["jax.jit"] = (jfn, lambda a: (jnp.asarray(a[0].numpy()),
+                                                    jnp.asarray(a[1].numpy()), None))
+            except ImportError:
+                pass
+            r = bench_model("dlrm", model, pool, rounds, extra)
+            r["table_bytes"] = s.tables * s.rows * s.dim * 4
+            results.append(r)
+            del extra
+        del model, pool
     if "mlp" in models:
-        results.append(bench_model("mlp", MLP(s), (torch.randn(s.mlp_batch, s.mlp_width),),
-                                   rounds))
+        results.append(bench_model("mlp", MLP(s), [(torch.randn(s.mlp_batch, s.mlp_width),)
+                                                    for _ in range(POOL)], rounds))
     if "block" in models:
         results.append(bench_model(
             "transformer_block", Block(s),
-            (torch.randn(s.block_batch, s.block_seq, s.block_dim),), rounds))
+            [(torch.randn(s.block_batch, s.block_seq, s.block_dim),) for _ in range(POOL)],
+            rounds))
     command = shlex.join([".venv/bin/python", "bench/frontends/run.py",
                           *(argv if argv is not None else sys.argv[1:])])
     meta = {
@@ -315,7 +352,8 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         "",
         f"{meta['date']}, {meta['cpu']}, 1 thread, torch {meta['torch']}, "
         f"jax {meta.get('jax', '-')}, LLVM {meta['llvm']}; median of {meta['rounds']} "
-        "interleaved rounds.",
+        "interleaved rounds; each call takes the next of "
+        f"{POOL} input batches (other rows each time, see the module docstring).",
         "",
         f"DLRM: {s['tables']} tables x {s['rows']} rows x {s['dim']} f32 "
         f"({s['tables'] * s['rows'] * s['dim'] * 4 / 2**30:.2f} GiB), batch {s['batch']}, "
