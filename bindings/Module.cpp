@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Core.h"
+#include "XlaFfi.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -243,4 +244,37 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"),
       py::arg("auto_passes"));
+
+  // The XLA FFI handler for jax.ffi (XlaFfi.h) and its kernel registry.
+  m.def("xla_ffi_handler_address", &xlaffi::handlerAddress);
+  m.def("xla_ffi_api_version", &xlaffi::apiVersion);
+  m.def("xla_ffi_num_kernels", &xlaffi::numKernels);
+  m.def(
+      "xla_ffi_register_kernel",
+      [](const std::string &Name, const std::string &Key, uint64_t Entry,
+         const std::vector<std::pair<int32_t, std::vector<int64_t>>> &Inputs,
+         const std::vector<std::pair<int32_t, std::vector<int64_t>>> &Outputs,
+         const std::vector<uint64_t> &Constants,
+         const std::vector<uint64_t> &TempBytes,
+         const std::vector<int64_t> &Symbols,
+         const std::map<int32_t, std::pair<int32_t, std::string>> &Errors) {
+        if (!Entry)
+          throw py::value_error("xla_ffi_register_kernel: null entry point");
+        xlaffi::KernelSpec K;
+        K.Name = Name;
+        K.Key = Key;
+        K.Entry = Entry;
+        for (const auto &[DType, Dims] : Inputs)
+          K.Inputs.push_back({DType, Dims});
+        for (const auto &[DType, Dims] : Outputs)
+          K.Outputs.push_back({DType, Dims});
+        K.Constants = Constants;
+        K.TempBytes = TempBytes;
+        K.Symbols = Symbols;
+        K.Errors = Errors;
+        return xlaffi::registerKernel(std::move(K));
+      },
+      py::arg("name"), py::arg("key"), py::arg("entry"), py::arg("inputs"),
+      py::arg("outputs"), py::arg("constants"), py::arg("temp_bytes"),
+      py::arg("symbols"), py::arg("errors"));
 }
