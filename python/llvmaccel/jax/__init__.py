@@ -11,44 +11,109 @@ structure, shapes and dtypes of the arguments), lowered to an llvmaccel graph
 (:mod:`llvmaccel.jax.lowering`), compiled (:mod:`llvmaccel.compiler`) and
 run. Unsupported primitives raise :class:`UnsupportedPrimitive`, or with
 ``fallback=True`` run the whole function under :func:`jax.jit` with a warning.
+
+Symbolic (polymorphic) shapes
+-----------------------------
+``jit(f, polymorphic_shapes=[...])`` declares some sizes symbolic, in the
+syntax of :func:`jax.export.symbolic_shape` (one spec per positional
+argument, or a pytree prefix of it; ``None`` is a static shape, a single
+string applies to every argument)::
+
+    @llvmaccel.jax.jit(polymorphic_shapes=["b, 16", None, None])
+    def mlp(x, w1, w2):
+        return jax.nn.relu(x @ w1) @ w2
+
+    mlp(x8, w1, w2); mlp(x32, w1, w2)      # one trace, one compilation
+
+``f`` is then traced once on :class:`jax.ShapeDtypeStruct` s whose sizes are
+JAX dimension expressions (``b``, ``4*b``, ``b + 1``; ``_`` and ``...`` stand
+for the argument's own sizes, as in JAX, which stay static); the dimension variables
+become run-time size arguments of the compiled kernel, so a new batch size
+reuses it. At each call the variables are solved from the argument shapes
+(like :mod:`jax.export`: a variable appears alone, or in a linear expression
+``k*b + c``, in some dim) and every dim is checked against its expression.
+A call that does not fit raises ValueError naming the argument and the dim
+(a static size differs, two dims declared ``b`` differ, a variable would be
+below 1: JAX assumes dimension variables are >= 1). A primitive whose
+lowering needs a static size where the trace has a symbolic one raises
+:class:`UnsupportedPrimitive` saying which size is symbolic (or falls back to
+:func:`jax.jit` with ``fallback=True``).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import re
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..compiler import CompiledGraph, compile_graph
-from ..graph import Graph
-from .lowering import UnsupportedPrimitive, graph_dtype, lower_jaxpr
+from ..graph import Dim, Graph, SymExpr, dim_eval
+from .lowering import UnsupportedPrimitive, graph_dim, graph_dtype, lower_jaxpr
 
-__all__ = ["jit", "JitFunction", "UnsupportedPrimitive"]
+__all__ = ["jit", "JitFunction", "UnsupportedPrimitive", "ffi", "ffi_function"]
+
+
+PolymorphicShapes = str | Sequence[Any] | None
+"""A :func:`jit` ``polymorphic_shapes`` value: None, a spec string for every
+argument, or a sequence (one entry per positional argument) of None, spec
+strings or pytree prefixes of the argument holding them."""
+
+_PLACEHOLDER = re.compile(r"\.\.\.|(?<![A-Za-z0-9_])_(?![A-Za-z0-9_])")
+
+
+class _Spec:
+    """One spec applying to ``count`` array leaves (a pytree leaf itself)."""
+
+    def __init__(self, spec: str | None, count: int) -> None:
+        self.spec, self.count = spec, count
 
 
 class JitFunction:
     """A function compiled by llvmaccel for each argument signature.
 
-    Call it like the original function. Attributes ``pipeline`` and
-    ``fallback`` are those given to :func:`jit`; :meth:`compiled_for` gives
-    the :class:`~llvmaccel.compiler.CompiledGraph` of a call (with its
-    optimization report).
+    Call it like the original function. Attributes ``pipeline``,
+    ``fallback`` and ``polymorphic_shapes`` are those given to :func:`jit`;
+    :meth:`compiled_for` gives the :class:`~llvmaccel.compiler.CompiledGraph`
+    of a call (with its optimization report).
+
+    With ``polymorphic_shapes`` the compilations are keyed on the symbolic
+    signature (pytree structure, dtypes and the declared size expressions),
+    so calls differing only in symbolic sizes share one compilation.
     """
 
     def __init__(self, fun: Callable[..., Any], pipeline: str | None = None,
                  fallback: bool = False, auto: str | None = None,
-                 static_argnums: tuple[int, ...] = ()) -> None:
+                 static_argnums: tuple[int, ...] = (),
+                 polymorphic_shapes: PolymorphicShapes = None) -> None:
         self.fun = fun
         self.pipeline = pipeline
         self.fallback = fallback
         self.auto = auto
         self.static_argnums = tuple(static_argnums)
+        if polymorphic_shapes is not None and not isinstance(polymorphic_shapes,
+                                                             (str, list, tuple)):
+            raise TypeError("polymorphic_shapes must be None, a string, or a list or tuple "
+                            f"with an entry per positional argument, not "
+                            f"{type(polymorphic_shapes).__name__}")
+        self.polymorphic_shapes = polymorphic_shapes
         self._cache: dict[Any, Any] = {}
+        # Concrete signature -> (entry, symbol values): calls with shapes seen
+        # before skip solving the polymorphic shapes again.
+        self._bound: dict[Any, tuple[Any, dict[str, int]]] = {}
         self._lock = threading.Lock()
+        self._name = getattr(fun, "__name__", "f")
+        try:
+            params = inspect.signature(fun).parameters.values()
+            self._params = [p.name for p in params if p.kind in (
+                p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            self._params = []
         functools.update_wrapper(self, fun)
 
     def _signature(self, args: tuple) -> tuple[Any, list[Any], Any]:
@@ -64,6 +129,101 @@ class JitFunction:
             arrays.append(arr)
         key = (tree, static, tuple((tuple(a.shape), str(a.dtype)) for a in arrays))
         return key, arrays, tree
+
+    def _arg_label(self, pos: int) -> str:
+        return self._params[pos] if pos < len(self._params) else f"args[{pos}]"
+
+    def _symbolic_specs(self, args: tuple, arrays: list[Any]) -> tuple[list[Any], list[str]]:
+        """ShapeDtypeStructs with the declared symbolic sizes, one per array
+        leaf (in one symbolic scope), and each leaf's name for messages."""
+        import jax
+        from jax import export
+
+        dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+        poly = self.polymorphic_shapes
+        if isinstance(poly, (list, tuple)):
+            if len(poly) != len(args):
+                raise ValueError(
+                    f"llvmaccel.jax.jit({self._name}): polymorphic_shapes has {len(poly)} "
+                    f"entries, but the call has {len(args)} positional arguments")
+            for i in self.static_argnums:
+                if i < len(poly) and poly[i] is not None:
+                    raise ValueError(
+                        f"llvmaccel.jax.jit({self._name}): argument {self._arg_label(i)} is "
+                        "static (static_argnums); its polymorphic shape must be None")
+            per_arg = [poly[i] for i in dyn_pos]
+        else:
+            per_arg = [poly] * len(dyn_pos)
+        leaf_specs: list[str | None] = []
+        names: list[str] = []
+        for pos, spec in zip(dyn_pos, per_arg, strict=True):
+            arg = args[pos]
+            paths = [jax.tree_util.keystr(p) for p, _ in
+                     jax.tree_util.tree_flatten_with_path(arg)[0]]
+            names += [self._arg_label(pos) + p for p in paths]
+            if spec is None or isinstance(spec, str):
+                leaf_specs += [spec] * len(paths)
+                continue
+            try:
+                marks = jax.tree_util.tree_map(
+                    lambda sp, sub: _Spec(sp, len(jax.tree_util.tree_leaves(sub))), spec, arg,
+                    is_leaf=lambda x: x is None or isinstance(x, str))
+            except (ValueError, TypeError) as e:
+                raise ValueError(
+                    f"llvmaccel.jax.jit({self._name}): the polymorphic shapes of argument "
+                    f"{self._arg_label(pos)} are not a pytree prefix of it: {e}") from None
+            for m in jax.tree_util.tree_leaves(marks, is_leaf=lambda x: isinstance(x, _Spec)):
+                if not isinstance(m, _Spec) or not (m.spec is None or isinstance(m.spec, str)):
+                    raise ValueError(
+                        f"llvmaccel.jax.jit({self._name}): the polymorphic shapes of "
+                        f"argument {self._arg_label(pos)} must be strings or None")
+                leaf_specs += [m.spec] * m.count
+        scope = export.SymbolicScope()
+        specs = []
+        for name, spec, a in zip(names, leaf_specs, arrays, strict=True):
+            shape = tuple(int(d) for d in a.shape)
+            if spec is None:
+                specs.append(jax.ShapeDtypeStruct(shape, a.dtype))
+                continue
+            try:
+                # Placeholders (``_``, ``...``) take the argument's sizes; a
+                # spec without them is read alone, so that a static size that
+                # differs gets the message of _bind_symbols.
+                like = shape if _PLACEHOLDER.search(spec) else None
+                dims = export.symbolic_shape(spec, like=like, scope=scope)
+            except IndexError:  # a placeholder beyond the argument's rank
+                raise ValueError(
+                    f"llvmaccel.jax.jit({self._name}): argument {name} has shape {shape} of "
+                    f"rank {len(shape)}, fewer dims than its polymorphic shape {spec!r}"
+                ) from None
+            except (ValueError, TypeError) as e:
+                raise ValueError(
+                    f"llvmaccel.jax.jit({self._name}): argument {name} of shape {shape} does "
+                    f"not fit its polymorphic shape {spec!r}: {e}") from None
+            specs.append(jax.ShapeDtypeStruct(tuple(dims), a.dtype))
+        return specs, names
+
+    def _resolve(self, args: tuple) -> tuple[Any, list[Any], dict[str, int] | None]:
+        """The cache entry for a call, its array leaves and the symbol values."""
+        key, arrays, tree = self._signature(args)
+        if self.polymorphic_shapes is None:
+            return self._entry(key, args, arrays, tree), arrays, None
+        with self._lock:
+            hit = self._bound.get(key)
+        if hit is not None:
+            return hit[0], arrays, hit[1]
+        specs, names = self._symbolic_specs(args, arrays)
+        sym_shapes = [tuple(graph_dim(d) for d in s.shape) for s in specs]
+        env = _bind_symbols(
+            f"llvmaccel.jax.jit({self._name})",
+            [(name, tuple(str(d) for d in s.shape), sym, tuple(int(d) for d in a.shape))
+             for name, s, sym, a in zip(names, specs, sym_shapes, arrays, strict=True)])
+        skey = (key[0], key[1], tuple((tuple(str(d) for d in s.shape), str(s.dtype))
+                                      for s in specs))
+        entry = self._entry(skey, args, specs, tree)
+        with self._lock:
+            self._bound[key] = (entry, env)
+        return entry, arrays, env
 
     def _build(self, args: tuple, arrays: list[Any], tree: Any) -> Any:
         import jax
@@ -82,7 +242,7 @@ class JitFunction:
         out_leaves, out_tree = jax.tree_util.tree_flatten(out_shape)
         try:
             g = Graph()
-            ins = [g.input(f"arg{k}", tuple(int(d) for d in a.shape),
+            ins = [g.input(f"arg{k}", tuple(graph_dim(d) for d in a.shape),
                            graph_dtype(a.dtype, f"argument leaf {k}"))
                    for k, a in enumerate(arrays)]
             outs = lower_jaxpr(closed, g, ins)
@@ -93,13 +253,12 @@ class JitFunction:
             if not self.fallback:
                 raise
             warnings.warn(f"llvmaccel.jax: {e}; running {getattr(self.fun, '__name__', 'f')} "
-                          "with jax.jit instead", stacklevel=3)
+                          "with jax.jit instead", stacklevel=5)
             return ("jax", jax.jit(flat_fun), out_tree, None)
 
     def compiled_for(self, *args: Any) -> CompiledGraph | None:
         """The compiled graph used for these arguments (None if it fell back)."""
-        key, arrays, tree = self._signature(args)
-        entry = self._entry(key, args, arrays, tree)
+        entry = self._resolve(args)[0]
         return entry[1] if entry[0] == "llvmaccel" else None
 
     def _entry(self, key: Any, args: tuple, arrays: list[Any], tree: Any) -> Any:
@@ -114,18 +273,18 @@ class JitFunction:
     def __call__(self, *args: Any) -> Any:
         import jax
 
-        key, arrays, tree = self._signature(args)
-        kind, fn, out_tree, _ = self._entry(key, args, arrays, tree)
+        (kind, fn, out_tree, _), arrays, env = self._resolve(args)
         if kind == "jax":
             return jax.tree_util.tree_unflatten(out_tree, jax.tree_util.tree_leaves(
                 fn(*arrays)))
-        outs = fn(*[np.asarray(a) for a in arrays])
+        outs = fn(*[np.asarray(a) for a in arrays], symbols=env)
         return jax.tree_util.tree_unflatten(out_tree, outs)
 
 
 def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
         fallback: bool = False, auto: str | None = None,
-        static_argnums: tuple[int, ...] = ()) -> Any:
+        static_argnums: tuple[int, ...] = (),
+        polymorphic_shapes: PolymorphicShapes = None) -> Any:
     """Compiles ``fun`` with llvmaccel (usable as ``@jit`` or ``@jit(...)``).
 
     Args:
@@ -135,9 +294,104 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
             instead of raising :class:`UnsupportedPrimitive`.
         auto: llvmaccel passes in the default pipelines (``"all"``, ``"none"``).
         static_argnums: Arguments that are Python values, not arrays.
+        polymorphic_shapes: Symbolic sizes, in the syntax of
+            :func:`jax.export.symbolic_shape`: None (every shape static, one
+            compilation per shape), one string for every argument, or a list
+            with an entry per positional argument, each None (static), a
+            string (``"b, 16"``, ``"4*b"``, ``"b, ..."``) or a pytree prefix
+            of the argument holding those (entries of ``static_argnums``
+            must be None). All specs share one symbolic scope, so a name means
+            one size. Shapes fitting the specs share one compilation; a call
+            that does not fit raises ValueError naming the argument and dim.
 
     Results are numpy arrays, in the pytree structure ``fun`` returns.
+
+    Raises:
+        UnsupportedPrimitive: ``fun`` uses a primitive (or a form of one,
+            such as a size that is symbolic where a static one is needed)
+            llvmaccel cannot lower, and ``fallback`` is false.
+        ValueError: The arguments do not fit ``polymorphic_shapes``.
+        TypeError: An argument's dtype is not supported.
     """
     if fun is None:
-        return lambda f: JitFunction(f, pipeline, fallback, auto, static_argnums)
-    return JitFunction(fun, pipeline, fallback, auto, static_argnums)
+        return lambda f: JitFunction(f, pipeline, fallback, auto, static_argnums,
+                                     polymorphic_shapes)
+    return JitFunction(fun, pipeline, fallback, auto, static_argnums, polymorphic_shapes)
+
+
+def _bind_symbols(what: str, leaves: list[tuple[str, tuple[str, ...], tuple[Dim, ...],
+                                                 tuple[int, ...]]]) -> dict[str, int]:
+    """Values of the dimension variables, from the argument shapes.
+
+    ``leaves`` holds, per array leaf: its name, its declared sizes as JAX
+    writes them, as graph sizes, and its actual shape. A variable is bound by
+    a dim that is the variable alone, or solved from a dim linear in it
+    (``k*b + c``) once the others are known; then every dim is checked.
+    Raises ValueError naming the argument and dim that does not fit.
+    """
+    env: dict[str, int] = {}
+    where: dict[str, str] = {}
+    pending: list[tuple[str, int, str, SymExpr, int]] = []
+    for name, text, sym, shape in leaves:
+        if len(sym) != len(shape):
+            raise ValueError(f"{what}: argument {name} has shape {shape} of rank {len(shape)}, "
+                             f"but its polymorphic shape ({', '.join(text)}) has rank "
+                             f"{len(sym)}")
+        for d, (s, n) in enumerate(zip(sym, shape, strict=True)):
+            if isinstance(s, int):
+                if s != n:
+                    raise ValueError(f"{what}: argument {name} dim {d} has size {n}, but its "
+                                     f"polymorphic shape ({', '.join(text)}) declares {s}")
+            elif s.op == "sym":
+                v = s.args[0]
+                if v in env and env[v] != n:
+                    raise ValueError(f"{what}: argument {name} dim {d} has size {n}, but it is "
+                                     f"declared {v!r}, which is {env[v]} from {where[v]}")
+                if v not in env:
+                    env[v], where[v] = n, f"argument {name} dim {d}"
+            else:
+                pending.append((name, d, text[d], s, n))
+    progress = True
+    while progress:
+        progress = False
+        for name, d, _, s, n in pending:
+            unknown = s.symbols() - env.keys()
+            if len(unknown) != 1:
+                continue
+            (v,) = unknown
+            f0, f1 = dim_eval(s, {**env, v: 0}), dim_eval(s, {**env, v: 1})
+            k = f1 - f0
+            if k > 0 and (n - f0) % k == 0 and dim_eval(s, {**env, v: (n - f0) // k}) == n:
+                env[v], where[v] = (n - f0) // k, f"argument {name} dim {d}"
+                progress = True
+    for name, d, text_d, s, n in pending:
+        unknown = sorted(s.symbols() - env.keys())
+        if len(unknown) == 1 and _linear_in(s, unknown[0], env):
+            raise ValueError(f"{what}: argument {name} dim {d} has size {n}, which does not fit "
+                             f"{text_d!r} for any value {unknown[0]!r} >= 1")
+        if unknown:
+            raise ValueError(f"{what}: cannot solve {', '.join(map(repr, unknown))} from the "
+                             f"argument shapes: argument {name} dim {d} (size {n}) is declared "
+                             f"{text_d!r}; a dimension variable must appear alone, or in a "
+                             "linear expression k*b + c, in some dim")
+        want = dim_eval(s, env)
+        if want != n:
+            values = ", ".join(f"{v}={env[v]}" for v in sorted(s.symbols()))
+            raise ValueError(f"{what}: argument {name} dim {d} has size {n}, but it is declared "
+                             f"{text_d!r}, which is {want} with {values}")
+    for v, n in env.items():
+        if n < 1:
+            raise ValueError(f"{what}: dimension variable {v!r} would be {n} (from {where[v]}); "
+                             "symbolic dimensions are >= 1 (as in jax.export)")
+    return env
+
+
+def _linear_in(s: SymExpr, v: str, env: dict[str, int]) -> bool:
+    """Whether ``s`` looks linear in ``v`` (equal steps over v = 0, 1, 2, 3)."""
+    vals = [dim_eval(s, {**env, v: t}) for t in range(4)]
+    return len({b - a for a, b in zip(vals, vals[1:], strict=False)}) == 1
+
+
+# Kernels inside jax.jit programs (imported last: ffi wraps JitFunction).
+from . import ffi  # noqa: E402
+from .ffi import ffi_function  # noqa: E402

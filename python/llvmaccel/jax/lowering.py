@@ -4,18 +4,33 @@ Nested ``jit``/``pjit``, ``closed_call``, ``remat``, ``custom_jvp_call`` and
 ``custom_vjp_call`` are inlined (the primal computation is kept). Every other
 primitive is lowered by a rule of :data:`RULES`; an unknown primitive raises
 :class:`UnsupportedPrimitive` naming it.
+
+Shapes may be symbolic (jaxprs traced on :func:`jax.export.symbolic_shape`
+dimensions): :func:`graph_dim` turns JAX's dimension expressions (sums and
+products of dimension variables and constants, ``floordiv``, ``mod``,
+``max``, ``min``, ``non_negative``) into graph sizes (:class:`SymExpr` over
+symbols of the same names), which become run-time size arguments of the
+kernel. ``dim_as_value`` (a dimension used as a number, as in ``mean`` over a
+symbolic axis) is supported. A rule that needs a static size where the jaxpr
+has a symbolic one raises :class:`UnsupportedPrimitive` saying which size is
+symbolic.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..graph import DType, Graph, GraphError, Node, dim_op
+from ..graph import Dim, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
-__all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dtype"]
+__all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dim", "graph_dtype",
+           "is_symbolic"]
 
 
 class UnsupportedPrimitive(GraphError):
@@ -43,6 +58,107 @@ def graph_dtype(dtype: Any, what: str = "value") -> DType:
     except KeyError:
         raise TypeError(f"{what}: dtype {name} is not supported by llvmaccel "
                         "(float32, float64, int32, int64, bool)") from None
+
+
+# ---------------------------------------------------------------------------
+# Symbolic dimensions
+# ---------------------------------------------------------------------------
+
+_SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def is_symbolic(d: Any) -> bool:
+    """True when ``d`` (a JAX dimension or a graph size) is not a constant."""
+    if isinstance(d, SymExpr):
+        return True
+    try:
+        operator.index(d)
+        return False
+    except TypeError:
+        return True
+
+
+def graph_dim(d: Any) -> Dim:
+    """A JAX dimension (an int or a symbolic dimension expression) as a graph
+    size: an int, or a :class:`SymExpr` over symbols named like JAX's
+    dimension variables.
+
+    Symbolic expressions are read from their text (``str(d)``), the form
+    :func:`jax.export.symbolic_shape` parses, so no private JAX structure is
+    used. Raises ValueError for a form llvmaccel has no size operation for.
+    """
+    if isinstance(d, SymExpr):
+        return d
+    try:
+        return operator.index(d)
+    except TypeError:
+        pass
+    return _parse_dim(str(d))
+
+
+def _shape(shape: Any) -> tuple[Dim, ...]:
+    return tuple(graph_dim(d) for d in shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_dim(text: str) -> Dim:
+    # JAX writes powers as ``b^2``; ``**`` has the precedence the text means.
+    try:
+        tree = ast.parse(text.replace("^", "**"), mode="eval")
+    except SyntaxError:
+        raise ValueError(f"cannot read the JAX dimension expression {text!r}") from None
+    return _ast_dim(tree.body, text)
+
+
+def _ast_dim(n: ast.AST, text: str) -> Dim:
+    def sub(x: ast.AST) -> Dim:
+        return _ast_dim(x, text)
+
+    if isinstance(n, ast.Constant) and type(n.value) is int:
+        return n.value
+    if isinstance(n, ast.Name):
+        if not _SYMBOL_NAME.match(n.id):
+            raise ValueError(f"dimension variable {n.id!r} is not an ASCII identifier")
+        return Sym(n.id)
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+        v = sub(n.operand)
+        return dim_op("mul", v, -1) if isinstance(n.op, ast.USub) else v
+    if isinstance(n, ast.BinOp):
+        a = sub(n.left)
+        if isinstance(n.op, ast.Pow):
+            if not (isinstance(n.right, ast.Constant) and type(n.right.value) is int
+                    and n.right.value >= 1):
+                raise ValueError(f"unsupported power in the dimension expression {text!r}")
+            out = a
+            for _ in range(n.right.value - 1):
+                out = dim_op("mul", out, a)
+            return out
+        b = sub(n.right)
+        if isinstance(n.op, ast.Add):
+            return dim_op("add", a, b)
+        if isinstance(n.op, ast.Sub):
+            return dim_op("add", a, dim_op("mul", b, -1))
+        if isinstance(n.op, ast.Mult):
+            return dim_op("mul", a, b)
+        if isinstance(n.op, ast.FloorDiv):
+            return dim_op("floordiv", a, b)
+        if isinstance(n.op, ast.Mod):
+            return dim_op("mod", a, b)
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+        args = [sub(x) for x in n.args]
+        if n.func.id in ("floordiv", "mod", "max", "min") and len(args) == 2:
+            return dim_op(n.func.id, args[0], args[1])
+        if n.func.id == "non_negative" and len(args) == 1:
+            return dim_op("max", args[0], 0)
+    raise ValueError(f"unsupported JAX dimension expression {text!r}")
+
+
+def _static(primitive: str, d: Any, what: str) -> int:
+    """``d`` as an int, or UnsupportedPrimitive saying that it is symbolic."""
+    if is_symbolic(d):
+        raise UnsupportedPrimitive(primitive, f"{what} is symbolic ({d}); this form needs a "
+                                              "static size")
+    return operator.index(d)
 
 
 _INLINE = ("pjit", "jit", "closed_call", "core_call", "remat", "checkpoint",
@@ -100,12 +216,12 @@ def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[No
                 graph_dtype(ov.aval.dtype, f"result of {name}")
             try:
                 out = rule(g, ins, eqn)
+                outs = list(out) if isinstance(out, (list, tuple)) else [out]
+                outs = [_fix(g, o, ov.aval) for o, ov in zip(outs, eqn.outvars, strict=False)]
             except UnsupportedPrimitive:
                 raise
             except (GraphError, TypeError, ValueError, IndexError) as e:
                 raise UnsupportedPrimitive(name, str(e)) from e
-            outs = list(out) if isinstance(out, (list, tuple)) else [out]
-            outs = [_fix(g, o, ov.aval) for o, ov in zip(outs, eqn.outvars, strict=False)]
         for v, o in zip(eqn.outvars, outs, strict=False):
             env[v] = o
     return [read(v) for v in jaxpr.outvars]
@@ -114,7 +230,7 @@ def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[No
 def _fix(g: Graph, node: Node, aval: Any) -> Node:
     """Casts/reshapes a rule's result to the equation's abstract value."""
     node = g.cast(node, graph_dtype(aval.dtype))
-    shape = tuple(int(d) for d in aval.shape)
+    shape = _shape(aval.shape)
     if tuple(node.shape) != shape:
         if node.op == "scalar" or node.rank == 0 and len(shape) > 0:
             return g.broadcast_to(node, shape)
@@ -245,7 +361,7 @@ def _identity(g: Graph, ins: list, eqn: Any) -> Node:
 @_rule("broadcast_in_dim")
 def _broadcast_in_dim(g: Graph, ins: list, eqn: Any) -> Node:
     x = ins[0]
-    shape = tuple(int(d) for d in eqn.params["shape"])
+    shape = _shape(eqn.params["shape"])
     dims = tuple(eqn.params["broadcast_dimensions"])
     if list(dims) != sorted(dims):
         order = sorted(range(len(dims)), key=lambda k: dims[k])
@@ -261,12 +377,12 @@ def _broadcast_in_dim(g: Graph, ins: list, eqn: Any) -> Node:
 def _reshape(g: Graph, ins: list, eqn: Any) -> Node:
     if eqn.params.get("dimensions") is not None:
         ins[0] = g.permute(ins[0], tuple(eqn.params["dimensions"]))
-    return g.reshape(ins[0], tuple(int(d) for d in eqn.params["new_sizes"]))
+    return g.reshape(ins[0], _shape(eqn.params["new_sizes"]))
 
 
 @_rule("squeeze", "expand_dims")
 def _squeeze(g: Graph, ins: list, eqn: Any) -> Node:
-    return g.reshape(ins[0], tuple(int(d) for d in eqn.outvars[0].aval.shape))
+    return g.reshape(ins[0], _shape(eqn.outvars[0].aval.shape))
 
 
 @_rule("transpose")
@@ -339,17 +455,19 @@ def _prod(dims: list) -> Any:
 
 @_rule("iota")
 def _iota(g: Graph, ins: list, eqn: Any) -> Node:
-    shape = tuple(int(d) for d in eqn.params["shape"])
+    shape = _shape(eqn.params["shape"])
     return g.iota(shape, int(eqn.params["dimension"]), graph_dtype(eqn.params["dtype"]))
 
 
 @_rule("split")
 def _split(g: Graph, ins: list, eqn: Any) -> list:
     x, axis = ins[0], int(eqn.params["axis"])
-    outs, start = [], 0
+    outs: list[Node] = []
+    start: Dim = 0
     for size in eqn.params["sizes"]:
-        outs.append(g.slice(x, axis, start, start + int(size), 1))
-        start += int(size)
+        stop = dim_op("add", start, graph_dim(size))
+        outs.append(g.slice(x, axis, start, stop, 1))
+        start = stop
     return outs
 
 
@@ -371,23 +489,27 @@ def _slice(g: Graph, ins: list, eqn: Any) -> Node:
     starts, limits = eqn.params["start_indices"], eqn.params["limit_indices"]
     strides = eqn.params.get("strides") or (1,) * x.rank
     for d in range(x.rank):
-        x = g.slice(x, d, int(starts[d]), int(limits[d]), int(strides[d]))
+        x = g.slice(x, d, graph_dim(starts[d]), graph_dim(limits[d]),
+                    _static("slice", strides[d], f"the stride of dim {d}"))
     return x
 
 
 @_rule("dynamic_slice")
 def _dynamic_slice(g: Graph, ins: list, eqn: Any) -> Node:
     x, starts = ins[0], ins[1:]
-    sizes = tuple(int(s) for s in eqn.params["slice_sizes"])
-    for d, (s, size) in enumerate(zip(starts, sizes, strict=False)):
+    in_shape = eqn.invars[0].aval.shape
+    for d, (s, jsize) in enumerate(zip(starts, eqn.params["slice_sizes"], strict=False)):
+        # The largest valid start, computed by JAX (``b - b`` is 0 there).
+        room = graph_dim(in_shape[d] - jsize)
+        size = graph_dim(jsize)
         if s.op == "scalar":
-            lo = min(max(int(s.attrs["value"]), 0), int(x.shape[d]) - size)
-            x = g.slice(x, d, lo, lo + size, 1)
+            lo = _clamp_start(int(s.attrs["value"]), room)
+            x = g.slice(x, d, lo, dim_op("add", size, lo), 1)
             continue
         # Clamp the start like XLA, then gather the window along d.
         s = g.cast(s, DType.i64)
-        hi = g.scalar(int(x.shape[d]) - size, DType.i64)
-        s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, DType.i64)), hi)
+        s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, DType.i64)),
+                     _dim_value(g, room))
         idx = g.binary("add", g.iota((size,), 0, DType.i64), s)
         x = g.take(x, idx, d, "clip")
     return x
@@ -401,11 +523,12 @@ def _pad(g: Graph, ins: list, eqn: Any) -> Node:
     config = eqn.params["padding_config"]
     pads = []
     for d, (lo, hi, interior) in enumerate(config):
-        if int(interior) != 0:
+        if _static("pad", interior, f"the interior padding of dim {d}") != 0:
             raise UnsupportedPrimitive("pad", "interior padding")
-        lo, hi = int(lo), int(hi)
+        lo = _static("pad", lo, f"the low padding of dim {d}")
+        hi = _static("pad", hi, f"the high padding of dim {d}")
         if lo < 0 or hi < 0:
-            x = g.slice(x, d, max(-lo, 0), int(x.shape[d]) - max(-hi, 0), 1)
+            x = g.slice(x, d, max(-lo, 0), dim_op("add", x.shape[d], -max(-hi, 0)), 1)
         pads.append((max(lo, 0), max(hi, 0)))
     return g.pad(x, tuple(pads), value.attrs["value"])
 
@@ -419,16 +542,22 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         raise UnsupportedPrimitive("gather", "batching dims")
     sim = tuple(dn.start_index_map)
     collapsed = tuple(dn.collapsed_slice_dims)
-    sizes = tuple(int(s) for s in p["slice_sizes"])
-    whole = all(sizes[d] == int(x.shape[d]) for d in range(x.rank) if d not in sim)
+    sizes = _shape(p["slice_sizes"])
+    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    if idx.rank == 1 and idx.shape[0] == len(sim) and not collapsed and \
+            tuple(dn.offset_dims) == tuple(range(x.rank)) and "FILL" not in mode:
+        # One window (what slicing with symbolic bounds gives: x[1:], x[3:4]).
+        return _gather_window(g, x, idx, sim, eqn)
+    whole = all(sizes[d] == x.shape[d] for d in range(x.rank) if d not in sim)
     if not sim or collapsed != sim or any(sizes[d] != 1 for d in sim) or not whole or \
             list(sim) != list(range(sim[0], sim[0] + len(sim))):
+        sym = [f"dim {d} ({s})" for d, s in enumerate(p["slice_sizes"]) if is_symbolic(s)]
         raise UnsupportedPrimitive(
             "gather", "only gathers of whole slices along adjacent axes (x[idx], x[i, j], "
-                      "take) are supported")
-    if idx.rank == 0 or int(idx.shape[-1]) != len(sim):
+                      "take) are supported" + (f"; the slice sizes of {', '.join(sym)} are "
+                                               "symbolic" if sym else ""))
+    if idx.rank == 0 or _static("gather", idx.shape[-1], "the index vector dim") != len(sim):
         raise UnsupportedPrimitive("gather", "the index vector dim must be the last one")
-    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
     fill: Any = 0
     if "FILL" in mode:
         m = "fill"
@@ -447,7 +576,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         lin: Any = None
         ok: Any = None
         for t, d in enumerate(sim):
-            n = int(x.shape[d])
+            n = _static("gather", x.shape[d], f"dim {d} of the operand, indexed by x[i, j],")
             comp = g.cast(g.reshape(g.slice(idx, idx.rank - 1, t, t + 1, 1), batch), i64)
             if m == "clip":
                 comp = g.binary("minimum", g.binary("maximum", comp, g.scalar(0, i64)),
@@ -463,7 +592,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         ind = lin
         merged = 1
         for d in sim:
-            merged *= int(x.shape[d])
+            merged *= _static("gather", x.shape[d], f"dim {d} of the operand")
         x = g.reshape(x, tuple(x.shape[:axis]) + (merged,) + tuple(x.shape[sim[-1] + 1:]))
     out = g.take(x, ind, axis, m, fill)
     # take gives x.shape[:axis] + batch + x.shape[axis+1:]; JAX puts the
@@ -484,3 +613,70 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
             perm.append(bat_src[bi])
             bi += 1
     return g.permute(out, tuple(perm))
+
+
+def _constant_value(g: Graph, node: Node) -> np.ndarray | None:
+    """The value of a node made of constants only (a constant, or a scalar
+    broadcast or reshaped to a static shape), else None."""
+    if node.op == "constant":
+        return g.constants[node.id]
+    if node.op == "scalar":
+        return np.asarray(node.attrs["value"])
+    if node.op in ("broadcast", "reshape", "cast") and \
+            all(isinstance(d, int) for d in node.shape):
+        inner = _constant_value(g, node.inputs[0])
+        if inner is None:
+            return None
+        if node.op == "broadcast":
+            return np.broadcast_to(inner, node.shape)
+        return inner.reshape(node.shape)
+    return None
+
+
+def _gather_window(g: Graph, x: Node, idx: Node, sim: tuple, eqn: Any) -> Node:
+    """A gather of one window (one start index per dim of ``sim``, no
+    collapsed dims): a slice per dim, or for a computed start a take of an
+    iota. Starts are clamped like XLA, to ``[0, size - slice size]`` (a
+    difference JAX computes, so ``b - (b - 1)`` is 1)."""
+    in_shape = eqn.invars[0].aval.shape
+    jsizes = eqn.params["slice_sizes"]
+    consts = _constant_value(g, idx)
+    i64 = DType.i64
+    for d in range(x.rank):
+        size = graph_dim(jsizes[d])
+        room = graph_dim(in_shape[d] - jsizes[d])
+        if d not in sim:
+            x = g.slice(x, d, 0, size, 1)
+            continue
+        t = sim.index(d)
+        if consts is not None:
+            lo = _clamp_start(int(consts[t]), room)
+            x = g.slice(x, d, lo, dim_op("add", size, lo), 1)
+            continue
+        s = g.cast(g.reshape(g.slice(idx, 0, t, t + 1, 1), ()), i64)
+        s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, i64)), _dim_value(g, room))
+        x = g.take(x, g.binary("add", g.iota((size,), 0, i64), s), d, "clip")
+    return x
+
+
+def _clamp_start(start: int, room: Dim) -> Dim:
+    """A constant window start clamped to ``[0, room]`` like XLA (``room``,
+    the operand size minus the window size, is >= 0 by JAX's checks)."""
+    start = max(start, 0)
+    if isinstance(room, int):
+        return min(start, room)
+    return 0 if start == 0 else dim_op("min", start, room)
+
+
+def _dim_value(g: Graph, d: Dim) -> Node:
+    """A size as an i64 scalar node: a constant, or for a symbolic size the
+    count of a broadcast one (one small loop, computed once)."""
+    if isinstance(d, int):
+        return g.scalar(d, DType.i64)
+    ones = g.broadcast_to(g.scalar(1, DType.i64), (d,))
+    return g.reduce("sum", ones, (0,), dtype=DType.i64)
+
+
+@_rule("dim_as_value")
+def _dim_as_value(g: Graph, ins: list, eqn: Any) -> Node:
+    return _dim_value(g, graph_dim(eqn.params["dim"]))
