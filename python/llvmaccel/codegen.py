@@ -23,9 +23,13 @@ Stages inside :func:`generate`:
    Same-shape elementwise chains over contiguous buffers are emitted as one
    flat loop over a linear index.
 3. *Kernels* with their own loop shape: reductions (kept dims outer, reduced
-   dims inner, f32 sums accumulated in f64), matmul (i-k-j order: the
-   innermost loop runs over contiguous rows of B and C and vectorizes), and
-   embedding_bag as the counted loop nest accel-prefetch recognizes::
+   dims inner, f32 sums accumulated in f64), matmul (k-blocks of B packed
+   into an L1-sized panel, register tiles of C of 8 rows x 2 vectors of the
+   host's width held in vector registers across a k-block, explicit
+   ``<W x float>`` IR; transposed operands such as ``linear``'s weight read
+   in place; dot products vectorized along k for N = 1 and N < W, see
+   ``_Emitter.mm_panels`` and ``_Emitter.mm_dot``), and embedding_bag as the
+   counted loop nest accel-prefetch recognizes::
 
        bounds = offsets (include_last_offset), else a temporary
                 holding offsets followed by len(indices)
@@ -43,10 +47,14 @@ out of bounds.
 
 from __future__ import annotations
 
+import functools
+import platform
+import re
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -99,9 +107,12 @@ class Kernel:
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad"})
 _KERNELS = frozenset({"reduce", "matmul", "embedding_bag"})
-# Register blocking of matmul: rows of C and steps of k per pass over a row.
-_MATMUL_ROWS = 4
-_MATMUL_DEPTH = 4
+# Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
+# = this many vectors of the host's width), bytes of a packed KC x NR panel of
+# B (L1/L2-resident), and rows x columns of C per tile of the dot-product kernel.
+_MATMUL_NR_VECTORS = 2
+_MATMUL_PANEL_BYTES = 32768
+_MATMUL_DOT_TILE = (4, 2)
 _BUFFERS = frozenset({"input", "constant"})
 _LIBM = {
     "tanh": "tanh", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
@@ -156,6 +167,7 @@ class _Emitter:
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}
         self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
+        self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
 
     # -- low-level --------------------------------------------------------
     def fresh(self, hint: str = "v") -> str:
@@ -807,64 +819,309 @@ class _Emitter:
         return self.op(f"or i1 {better}, {self.op(f'and i1 {vnan}, {bok}', 'c')}", "c")
 
     def emit_matmul(self, node: Node, out: Buffer) -> None:
+        """``C = A @ B`` for every batch index, with one of two kernels (see
+        :class:`_Matmul`): packed panels of B and an ``MR x NR`` register
+        tile of C vectorized along ``j`` (:meth:`mm_panels`), or, when B is
+        read along ``k`` and ``N`` is smaller than a vector, dot products
+        vectorized along ``k`` (:meth:`mm_dot`)."""
         a, b = node.inputs
-        ba, bb = self.buffer_of(a), self.buffer_of(b)
+        src_a, ta = _matmul_source(a)
+        src_b, tb = _matmul_source(b)
+        ba, bb = self.buffer_of(src_a), self.buffer_of(src_b)
         assert ba is not None and bb is not None
-        t = node.dtype.llvm
+        dt = node.dtype
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
-        dm, dn, dk = self.dim(m), self.dim(n), self.dim(k)
-        fma = f"llvm.fmuladd.{'f32' if node.dtype is DType.f32 else 'f64'}"
-        self.declare(fma, t, [t, t, t])
-        zero = _const(0, node.dtype)
+        vbytes = _vector_bytes()
+        vw = max(1, vbytes // dt.itemsize)
+        # N == 1: B is a vector, contiguous along k whatever its layout.
+        mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
+                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k))
+        small_n = isinstance(n, int) and n <= vw
+        mm.nrv = 1 if small_n else _MATMUL_NR_VECTORS
+        # Rows of the tile: the largest power of two (at most 8) whose
+        # accumulators leave 4 vector registers for B and a broadcast of A.
+        regs = 32 if vbytes >= 64 or _is_arm() else 16
+        mm.mr = min(8, 1 << (((regs - 4) // mm.nrv).bit_length() - 1))
+        mm.kc = max(vw, _MATMUL_PANEL_BYTES // (mm.nrv * vw * dt.itemsize))
+        dot = not ta and mm.tb and isinstance(n, int) and n < vw
         with self.nest(batch) as bidx:
-            oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
-                                       a.shape[:-2]), self.dim(dim_op("mul", m, k)))
-            ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
-                                       b.shape[:-2]), self.dim(dim_op("mul", k, n)))
-            oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
-            with self.loop(dm) as i:
-                crow = self.iadd(oc, self.imul(i, dn))
-                with self.loop(dn) as j:
-                    self.store(out, self.iadd(crow, j), zero)
-            # Blocks of MB rows of C: each row of B loaded once serves MB
-            # rows, and KB steps of k accumulate in a register before C is
-            # stored, so the vectorized j loop does 2 loads and 1 store of C
-            # per KB * MB multiply-adds instead of per one.
-            mb = self.op(f"sdiv i64 {dm}, {_MATMUL_ROWS}", "i")
-            kb = self.op(f"sdiv i64 {dk}, {_MATMUL_DEPTH}", "i")
-            with self.loop(mb, hint="ib") as ib:
-                i0 = self.imul(ib, str(_MATMUL_ROWS))
-                rows = [self.iadd(i0, str(r)) for r in range(_MATMUL_ROWS)]
-                self.emit_matmul_rows(ba, bb, out, rows, oa, ob, oc, dn, dk, kb, fma, t)
-            with self.loop(dm, start=self.imul(mb, str(_MATMUL_ROWS)), hint="ir") as i:
-                self.emit_matmul_rows(ba, bb, out, [i], oa, ob, oc, dn, dk, kb, fma, t)
+            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
+                                          a.shape[:-2]), self.dim(dim_op("mul", m, k)))
+            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
+                                          b.shape[:-2]), self.dim(dim_op("mul", k, n)))
+            mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
+            if dot:
+                self.mm_dot(mm)
+            else:
+                self.mm_panels(mm)
 
-    def emit_matmul_rows(self, ba: Buffer, bb: Buffer, out: Buffer, rows: list[str],
-                         oa: str, ob: str, oc: str, dn: str, dk: str, kb: str,
-                         fma: str, t: str) -> None:
-        """C[rows, :] += A[rows, :] @ B: k in blocks of _MATMUL_DEPTH, then the
-        remaining k one at a time."""
-        crows = [self.iadd(oc, self.imul(r, dn)) for r in rows]
-        arows = [self.iadd(oa, self.imul(r, dk)) for r in rows]
+    # Small IR helpers of the matmul kernels.
+    def imin(self, a: str, b: str) -> str:
+        self.declare("llvm.smin.i64", "i64", ["i64", "i64"])
+        return self.op(f"call i64 @llvm.smin.i64(i64 {a}, i64 {b})", "i")
 
-        def step(ks: list[str]) -> None:
-            avs = [[self.load(ba, self.iadd(arow, kk)) for kk in ks] for arow in arows]
-            brows = [self.iadd(ob, self.imul(kk, dn)) for kk in ks]
-            with self.loop(dn) as j:
-                bvs = [self.load(bb, self.iadd(brow, j)) for brow in brows]
-                for crow, av in zip(crows, avs, strict=True):
-                    co = self.iadd(crow, j)
-                    cv = self.load(out, co)
-                    for a_k, b_k in zip(av, bvs, strict=True):
-                        cv = self.op(f"call {t} @{fma}({t} {a_k}, {t} {b_k}, {t} {cv})")
-                    self.store(out, co, cv)
+    def ceil_div(self, a: str, b: int) -> str:
+        """``ceil(a / b)`` for a size ``a >= 0``."""
+        return self.op(f"udiv i64 {self.iadd(a, str(b - 1))}, {b}", "i")
 
-        with self.loop(kb, hint="kb") as kbi:
-            k0 = self.imul(kbi, str(_MATMUL_DEPTH))
-            step([self.iadd(k0, str(q)) for q in range(_MATMUL_DEPTH)])
-        with self.loop(dk, start=self.imul(kb, str(_MATMUL_DEPTH)), hint="kr") as kk:
-            step([kk])
+    def when(self, c: str, then_fn: object) -> None:
+        """``if (c) then_fn()`` (no value)."""
+        t, j = self.label("then"), self.label("endif")
+        self.line(f"br i1 {c}, label %{t}, label %{j}")
+        saved = dict(self.memo)
+        self.start_block(t)
+        then_fn()  # type: ignore[operator]
+        self.br(j)
+        self.memo = saved
+        self.start_block(j)
+
+    def ptr(self, base: str, ty: str, off: str) -> str:
+        if off == "0":
+            return base
+        return self.op(f"getelementptr inbounds {ty}, ptr {base}, i64 {off}", "p")
+
+    def vload(self, mm: _Matmul, base: str, off: str) -> str:
+        p = self.ptr(base, mm.t, off)
+        return self.op(f"load {mm.vt}, ptr {p}, align {mm.dt.itemsize}", "vl")
+
+    def vstore(self, mm: _Matmul, base: str, off: str, v: str) -> None:
+        p = self.ptr(base, mm.t, off)
+        self.line(f"store {mm.vt} {v}, ptr {p}, align {mm.dt.itemsize}")
+
+    def vfma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
+        fn = f"llvm.fmuladd.v{mm.vw}{mm.t.replace('float', 'f32').replace('double', 'f64')}"
+        self.declare(fn, mm.vt, [mm.vt] * 3)
+        return self.op(f"call {mm.vt} @{fn}({mm.vt} {a}, {mm.vt} {b}, {mm.vt} {c})", "f")
+
+    def fma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
+        fn = f"llvm.fmuladd.{'f32' if mm.dt is DType.f32 else 'f64'}"
+        self.declare(fn, mm.t, [mm.t] * 3)
+        return self.op(f"call {mm.t} @{fn}({mm.t} {a}, {mm.t} {b}, {mm.t} {c})", "f")
+
+    def splat(self, mm: _Matmul, s: str) -> str:
+        v = self.op(f"insertelement {mm.vt} poison, {mm.t} {s}, i64 0", "s")
+        return self.op(f"shufflevector {mm.vt} {v}, {mm.vt} poison, "
+                       f"<{mm.vw} x i32> zeroinitializer", "s")
+
+    def hsum(self, mm: _Matmul, v: str) -> str:
+        """The sum of the lanes of ``v``, as a tree of halves."""
+        w = mm.vw
+        while w > 1:
+            h = w // 2
+            ty = f"<{w} x {mm.t}>"
+            lo = ", ".join(f"i32 {q}" for q in range(h))
+            hi = ", ".join(f"i32 {q}" for q in range(h, w))
+            x = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> <{lo}>", "h")
+            y = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> <{hi}>", "h")
+            v = self.op(f"fadd <{h} x {mm.t}> {x}, {y}", "h")
+            w = h
+        return self.op(f"extractelement <1 x {mm.t}> {v}, i64 0", "h")
+
+    def addr_a(self, mm: _Matmul, i: str, k: str) -> str:
+        if mm.ta:  # A stored [K, M]
+            return self.iadd(mm.oa, self.iadd(self.imul(k, mm.dm), i))
+        return self.iadd(mm.oa, self.iadd(self.imul(i, mm.dk), k))
+
+    def addr_b(self, mm: _Matmul, k: str, j: str) -> str:
+        if mm.tb:  # B stored [N, K]
+            return self.iadd(mm.ob, self.iadd(self.imul(j, mm.dk), k))
+        return self.iadd(mm.ob, self.iadd(self.imul(k, mm.dn), j))
+
+    def stack(self, mm: _Matmul, role: str, count: int) -> str:
+        """An aligned stack array of ``count`` elements, one per role, type
+        and size for the whole function (matmuls run one after another)."""
+        key = (role, mm.t, count)
+        if key not in self.mm_stack:
+            self.mm_stack[key] = name = self.fresh("stk")
+            self.allocas.append(f"  {name} = alloca [{count} x {mm.t}], align 64")
+        return self.mm_stack[key]
+
+    def mm_panels(self, mm: _Matmul) -> None:
+        """The tiled matmul::
+
+            for pc in [0, K) step KC:             # k-blocks (one if K == 0)
+              for j0 in [0, N) step NR:
+                panel[k, c] = B[pc + k, j0 + c]   # KC x NR, zero-padded columns
+                for i0 in [0, M) step MR:         # then 4, 2, 1 leftover rows
+                  C[i0:i0+MR, j0:j0+NR] (+)= A[i0:i0+MR, pc:pc+KC] @ panel
+
+        The packed panel stays in L1 while every row tile of C uses it, and
+        reads B once whatever its layout. A row tile keeps ``MR x NR`` of C in
+        vector registers across the k-block; the first k-block starts from
+        zero, the next ones from C. At the right edge (``N - j0 < NR``)
+        the tile goes through a stack buffer, so that only valid columns of
+        C are read and written."""
+        nr = mm.nrv * mm.vw
+        panel = self.stack(mm, "panel", mm.kc * nr)
+        tile = self.stack(mm, "tile", mm.mr * nr)
+        self.declare("llvm.smax.i64", "i64", ["i64", "i64"])
+        nkb = self.op(f"call i64 @llvm.smax.i64(i64 {self.ceil_div(mm.dk, mm.kc)}, i64 1)", "i")
+        njb = self.ceil_div(mm.dn, nr)
+        mfull = self.op(f"udiv i64 {mm.dm}, {mm.mr}", "i")
+        mrest = self.op(f"urem i64 {mm.dm}, {mm.mr}", "i")
+        with self.loop(nkb, hint="kb") as kb:
+            pc = self.imul(kb, str(mm.kc))
+            kc = self.imin(str(mm.kc), self.op(f"sub nsw i64 {mm.dk}, {pc}", "i"))
+            first = self.op(f"icmp eq i64 {kb}, 0", "c")
+            with self.loop(njb, hint="jb") as jb:
+                j0 = self.imul(jb, str(nr))
+                cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
+                self.mm_pack(mm, panel, pc, kc, j0, cols)
+                # Full panel, or the right edge with as few vectors as cover it.
+                done = self.label("cols")
+                labels = [self.label("full")] + [self.label("edge") for _ in range(mm.nrv)]
+                full = self.op(f"icmp eq i64 {cols}, {nr}", "c")
+                self.line(f"br i1 {full}, label %{labels[0]}, label %{labels[1]}")
+                for nv in range(mm.nrv + 1):
+                    self.start_block(labels[nv])
+                    if 0 < nv < mm.nrv:  # the edge needs nv vectors, or more
+                        fits = self.op(f"icmp sle i64 {cols}, {nv * mm.vw}", "c")
+                        more = self.label("edge")
+                        self.line(f"br i1 {fits}, label %{more}, label %{labels[nv + 1]}")
+                        self.start_block(more)
+                    tile_args = (nv or mm.nrv, panel, tile if nv else None, pc, kc, j0, cols,
+                                 first)
+                    with self.loop(mfull, hint="ib") as ib:
+                        self.mm_tile(mm, self.imul(ib, str(mm.mr)), mm.mr, *tile_args)
+                    base = self.imul(mfull, str(mm.mr))
+                    size = mm.mr // 2
+                    while size >= 1:
+                        has = self.op(f"icmp ne i64 {self.op(f'and i64 {mrest}, {size}', 'i')}, 0",
+                                      "c")
+                        i0 = self.iadd(base, self.op(f"and i64 {mrest}, {-2 * size}", "i"))
+                        self.when(has, lambda i0=i0, size=size, args=tile_args: self.mm_tile(
+                            mm, i0, size, *args))
+                        size //= 2
+                    self.br(done)
+                self.start_block(done)
+
+    def mm_pack(self, mm: _Matmul, panel: str, pc: str, kc: str, j0: str, cols: str) -> None:
+        """``panel[k * NR + c] = B[pc + k, j0 + c]`` (0 for ``c >= cols``);
+        the inner loop runs along B's contiguous dimension."""
+        nr = mm.nrv * mm.vw
+        if mm.tb:
+            with self.loop(cols, hint="pc") as c:
+                with self.loop(kc, hint="pk") as k:
+                    v = self.load(mm.bb, self.addr_b(mm, self.iadd(pc, k), self.iadd(j0, c)))
+                    p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+        else:
+            with self.loop(kc, hint="pk") as k:
+                row = self.addr_b(mm, self.iadd(pc, k), j0)
+                with self.loop(cols, hint="pc") as c:
+                    v = self.load(mm.bb, self.iadd(row, c))
+                    p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+        zero = _const(0, mm.dt)
+        with self.loop(kc, hint="pk") as k:
+            with self.loop(str(nr), start=cols, hint="pc") as c:
+                p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                self.line(f"store {mm.t} {zero}, ptr {p}")
+
+    def mm_tile(self, mm: _Matmul, i0: str, rows: int, nv: int, panel: str, tile: str | None,
+                pc: str, kc: str, j0: str, cols: str, first: str) -> None:
+        """``C[i0:i0+rows, j0:j0+nv*W] (+)= A[i0:i0+rows, pc:pc+kc] @ panel``
+        with ``rows x nv`` vector accumulators. ``tile`` (the right edge): C
+        goes through that stack buffer, ``cols`` columns of it."""
+        nr = mm.nrv * mm.vw
+        crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn)) for r in range(rows)]
+        if tile is not None:
+            for r in range(rows):
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(mm.out, self.iadd(crows[r], self.iadd(j0, c)))
+                    p = self.ptr(tile, mm.t, self.iadd(str(r * nr), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+
+        def where(r: int, q: int) -> tuple[str, str]:
+            if tile is not None:
+                return tile, str(r * nr + q * mm.vw)
+            return mm.out.param, self.iadd(crows[r], self.iadd(j0, str(q * mm.vw)))
+
+        accs = [[self.alloca(mm.vt) for _ in range(nv)] for _ in range(rows)]
+        for r in range(rows):
+            for q in range(nv):
+                old = self.vload(mm, *where(r, q))
+                init = self.op(f"select i1 {first}, {mm.vt} zeroinitializer, {mm.vt} {old}")
+                self.line(f"store {mm.vt} {init}, ptr {accs[r][q]}")
+        with self.loop(kc, hint="k") as k:
+            brow = self.imul(k, str(nr))
+            bv = [self.vload(mm, panel, self.iadd(brow, str(q * mm.vw))) for q in range(nv)]
+            kk = self.iadd(pc, k)
+            for r in range(rows):
+                av = self.splat(mm, self.load(mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk)))
+                for q in range(nv):
+                    acc = self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a")
+                    self.line(f"store {mm.vt} {self.vfma(mm, av, bv[q], acc)}, ptr {accs[r][q]}")
+        for r in range(rows):
+            for q in range(nv):
+                self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+        if tile is not None:
+            for r in range(rows):
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                    self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
+
+    def mm_dot(self, mm: _Matmul) -> None:
+        """Dot products vectorized along ``k`` (A and B both contiguous
+        along k; N small, e.g. a matrix-vector product)::
+
+            for i0 in [0, M) step DR:              # then single rows
+              for j0 in [0, N) step DC:            # then single columns
+                acc[r][c] = sum over vectors of k of A[i0+r, k:k+W] * B[k:k+W, j0+c]
+                C[i0+r, j0+c] = lanesum(acc[r][c]) + the last K % W products
+        """
+        kv = self.op(f"udiv i64 {mm.dk}, {mm.vw}", "i")
+        kvw = self.imul(kv, str(mm.vw))
+        dr, dc = _MATMUL_DOT_TILE
+        mfull = self.op(f"udiv i64 {mm.dm}, {dr}", "i")
+        nfull = self.op(f"udiv i64 {mm.dn}, {dc}", "i")
+
+        def row_tiles(i0: str, rows: int) -> None:
+            with self.loop(nfull, hint="jb") as jb:
+                self.mm_dot_tile(mm, i0, rows, self.imul(jb, str(dc)), dc, kv, kvw)
+            with self.loop(mm.dn, start=self.imul(nfull, str(dc)), hint="jr") as j:
+                self.mm_dot_tile(mm, i0, rows, j, 1, kv, kvw)
+
+        with self.loop(mfull, hint="ib") as ib:
+            row_tiles(self.imul(ib, str(dr)), dr)
+        with self.loop(mm.dm, start=self.imul(mfull, str(dr)), hint="ir") as i:
+            row_tiles(i, 1)
+
+    def mm_dot_tile(self, mm: _Matmul, i0: str, rows: int, j0: str, cols: int, kv: str,
+                    kvw: str) -> None:
+        """``rows x cols`` elements of C as dot products (see :meth:`mm_dot`)."""
+        accs = [[self.alloca(mm.vt) for _ in range(cols)] for _ in range(rows)]
+        for row in accs:
+            for acc in row:
+                self.line(f"store {mm.vt} zeroinitializer, ptr {acc}")
+        ii = [self.iadd(i0, str(r)) for r in range(rows)]
+        jj = [self.iadd(j0, str(c)) for c in range(cols)]
+        with self.loop(kv, hint="kv") as q:
+            k = self.imul(q, str(mm.vw))
+            av = [self.vload(mm, mm.ba.param, self.addr_a(mm, i, k)) for i in ii]
+            bv = [self.vload(mm, mm.bb.param, self.addr_b(mm, k, j)) for j in jj]
+            for r in range(rows):
+                for c in range(cols):
+                    acc = self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a")
+                    self.line(f"store {mm.vt} {self.vfma(mm, av[r], bv[c], acc)}, "
+                              f"ptr {accs[r][c]}")
+        sums = [[self.alloca(mm.t) for _ in range(cols)] for _ in range(rows)]
+        for r in range(rows):
+            for c in range(cols):
+                s = self.hsum(mm, self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a"))
+                self.line(f"store {mm.t} {s}, ptr {sums[r][c]}")
+        with self.loop(mm.dk, start=kvw, hint="kt") as k:
+            av = [self.load(mm.ba, self.addr_a(mm, i, k)) for i in ii]
+            bv = [self.load(mm.bb, self.addr_b(mm, k, j)) for j in jj]
+            for r in range(rows):
+                for c in range(cols):
+                    s = self.op(f"load {mm.t}, ptr {sums[r][c]}", "a")
+                    self.line(f"store {mm.t} {self.fma(mm, av[r], bv[c], s)}, ptr {sums[r][c]}")
+        for r in range(rows):
+            for c in range(cols):
+                off = self.iadd(mm.oc, self.iadd(self.imul(ii[r], mm.dn), jj[c]))
+                self.store(mm.out, off, self.op(f"load {mm.t}, ptr {sums[r][c]}", "a"))
 
     @staticmethod
     def bcast_idx_shape(shape: tuple, full: tuple, idx: list[str]) -> list[str]:
@@ -999,7 +1256,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
             must.add(n.id)
         if n.op == "matmul" or n.op == "embedding_bag":
             for x in n.inputs:
-                must.add(_root_for_buffer(x))
+                must.add(_root_for_buffer(_matmul_source(x)[0] if n.op == "matmul" else x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):
             must.add(_root_for_buffer(n.inputs[1]))
         cheap = n.op in ("scalar", "iota", "cast") or n.op in _VIEWS or n.op in _BUFFERS
@@ -1096,3 +1353,81 @@ def _root_for_buffer(node: Node) -> int:
     while node.op == "reshape":
         node = node.inputs[0]
     return node.id
+
+
+@dataclass
+class _Matmul:
+    """One matmul being emitted: operands, layouts, sizes and tiling.
+
+    ``A`` is ``[M, K]`` (stored ``[K, M]`` when ``ta``), ``B`` is ``[K, N]``
+    (stored ``[N, K]`` when ``tb``), ``C`` is ``[M, N]``; ``oa``/``ob``/``oc``
+    are the element offsets of the current batch index. The register tile is
+    ``mr`` rows by ``nrv`` vectors of ``vw`` elements; ``kc`` is the depth of
+    a packed panel of B."""
+
+    ba: Buffer
+    bb: Buffer
+    out: Buffer
+    dt: DType
+    vw: int
+    ta: bool
+    tb: bool
+    dm: str
+    dn: str
+    dk: str
+    nrv: int = 2
+    mr: int = 8
+    kc: int = 128
+    oa: str = "0"
+    ob: str = "0"
+    oc: str = "0"
+
+    @property
+    def t(self) -> str:
+        return self.dt.llvm
+
+    @property
+    def vt(self) -> str:
+        return f"<{self.vw} x {self.dt.llvm}>"
+
+
+def _matmul_source(x: Node) -> tuple[Node, bool]:
+    """The node a matmul operand is read from, and whether it is read
+    transposed. An operand that swaps the last two dims of ``y`` (a
+    ``permute``, maybe reshaped in its batch dims only) is read from ``y``'s
+    buffer transposed, instead of being copied into a buffer of its own
+    (``linear``'s weight, ``q @ k.transpose(-1, -2)``)."""
+    y = x
+    while y.op == "reshape":
+        src = y.inputs[0]
+        if src.rank < 2 or tuple(src.shape[-2:]) != tuple(y.shape[-2:]):
+            return x, False
+        y = src
+    if y.op == "permute":
+        r = y.rank
+        if tuple(y.attrs["perm"]) == tuple(range(r - 2)) + (r - 1, r - 2):
+            return y.inputs[0], True
+    return x, False
+
+
+def _is_arm() -> bool:
+    return platform.machine().lower() in ("aarch64", "arm64")
+
+
+@functools.cache
+def _vector_bytes() -> int:
+    """Bytes in the host's widest vector registers (64 with AVX-512, 32 with
+    AVX2, 16 otherwise): the width of the matmul tiles' vectors. Only a
+    tuning choice: the vector types are legal IR on every target."""
+    machine = platform.machine().lower()
+    if machine not in ("x86_64", "amd64"):
+        return 16
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return 32
+    m = re.search(r"^flags\s*:(.*)$", info, re.MULTILINE)
+    flags = set(m.group(1).split()) if m else set()
+    if "avx512f" in flags:
+        return 64
+    return 32 if "avx2" in flags or m is None else 16

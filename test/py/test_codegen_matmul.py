@@ -1,0 +1,214 @@
+"""Generated matmul kernels: every remainder path of the tiling, operand
+layouts, dtypes and symbolic sizes, against numpy (float64 references)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from llvmaccel import codegen, compiler
+from llvmaccel.codegen import generate
+from llvmaccel.graph import DType, Graph, GraphError, Sym
+
+RNG = np.random.default_rng(1)
+TOL = {DType.f32: (1e-4, 1e-4), DType.f64: (1e-11, 1e-11)}
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _tiling(dt: DType) -> tuple[int, int, int, int]:
+    """(vector width W, tile rows MR, tile columns NR, panel depth KC) of the host."""
+    vw = codegen._vector_bytes() // dt.itemsize
+    regs = 32 if vw * dt.itemsize >= 64 or codegen._is_arm() else 16
+    nrv = codegen._MATMUL_NR_VECTORS
+    mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
+    kc = max(vw, codegen._MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
+    return vw, mr, nrv * vw, kc
+
+
+def _graph(dt: DType, m, n, k, ta: bool = False, tb: bool = False, batch: tuple = (),
+           bbatch: tuple | None = None) -> Graph:
+    """``A @ B``; ``ta``/``tb``: the operand is a transposed view of an input."""
+    g = Graph()
+    bbatch = batch if bbatch is None else bbatch
+    a = g.input("a", batch + ((k, m) if ta else (m, k)), dt)
+    b = g.input("b", bbatch + ((n, k) if tb else (k, n)), dt)
+    if ta:
+        r = a.rank
+        a = g.permute(a, tuple(range(r - 2)) + (r - 1, r - 2))
+    if tb:
+        r = b.rank
+        b = g.permute(b, tuple(range(r - 2)) + (r - 1, r - 2))
+    g.set_outputs([g.matmul(a, b)])
+    return g
+
+
+def _data(dt: DType, shape: tuple) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dt.numpy)
+
+
+def _check(c, dt: DType, m: int, n: int, k: int, ta: bool = False, tb: bool = False,
+           batch: tuple = (), bbatch: tuple | None = None) -> None:
+    bbatch = batch if bbatch is None else bbatch
+    xa = _data(dt, batch + ((k, m) if ta else (m, k)))
+    xb = _data(dt, bbatch + ((n, k) if tb else (k, n)))
+    (y,) = c(xa, xb)
+    ea = np.swapaxes(xa, -1, -2) if ta else xa
+    eb = np.swapaxes(xb, -1, -2) if tb else xb
+    ref = np.matmul(ea.astype(np.float64), eb.astype(np.float64))
+    rtol, atol = TOL[dt]
+    assert y.dtype == np.dtype(dt.numpy) and y.shape == ref.shape
+    np.testing.assert_allclose(y, ref, rtol=rtol, atol=atol * max(1, k) ** 0.5,
+                               err_msg=f"m={m} n={n} k={k} ta={ta} tb={tb} batch={batch}")
+
+
+def _sizes(tile: int) -> list[int]:
+    return sorted({1, tile - 1, tile, tile + 1, 2 * tile + 3} - {0})
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
+def test_symbolic_sizes_every_remainder(dt, ta, tb):
+    """One kernel with run-time sizes: full and leftover row tiles (every
+    bit of M % MR), full panels and right edges of one and of two vectors,
+    k-blocks with and without a remainder, and K = 0."""
+    vw, mr, nr, kc = _tiling(dt)
+    c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k"), ta, tb))
+    assert "i64 %sym.m" in c.kernel.ir
+    ms = _sizes(mr) + [2 * mr - 1, 13]
+    ns = sorted(set(_sizes(nr) + _sizes(vw) + [37]))
+    ks = [1, 2, 7, kc - 1, kc, kc + 1, 2 * kc + 5]
+    for m, n in itertools.product(ms, ns):
+        _check(c, dt, m, n, int(RNG.choice(ks)), ta, tb)
+    for k in ks + [0]:
+        _check(c, dt, 2 * mr + 3, nr + vw + 1, k, ta, tb)
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_dot_product_kernel_small_n(dt, n):
+    """N = 1 (matrix-vector) and N smaller than a vector with B read along k:
+    dot products vectorized along k, with row/column/k leftovers."""
+    vw, _, _, _ = _tiling(dt)
+    for tb in ([False, True] if n == 1 else [True]):
+        for m, k in [(1, 1), (5, 3), (9, vw - 1), (13, vw), (4, vw + 1), (7, 3 * vw + 2), (8, 200)]:
+            g = _graph(dt, m, n, k, tb=tb)
+            kern = generate(g)
+            assert "%kv" in kern.ir  # the loop over vectors of k
+            assert not kern.temps  # B read in place, even transposed
+            _check(compiler.compile_graph(g), dt, m, n, k, tb=tb)
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+def test_static_shapes_one_vector_panels(dt):
+    """Static N of at most one vector uses one-vector tiles; with B not
+    transposed the panel kernel also covers small N."""
+    vw, mr, _, kc = _tiling(dt)
+    for m, n, k, tb in [(mr + 3, vw, kc + 1, True), (3, vw - 1, 17, False),
+                        (2 * mr + 1, 2, 5, False), (mr, vw, 1, False), (1, 1, 1, False)]:
+        _check(compiler.compile_graph(_graph(dt, m, n, k, tb=tb)), dt, m, n, k, tb=tb)
+
+
+def test_batched_broadcast_and_primes():
+    dt = DType.f32
+    for m, n, k in [(5, 5, 64), (7, 11, 13), (31, 37, 41)]:
+        c = compiler.compile_graph(_graph(dt, m, n, k, tb=True, batch=(3, 2)))
+        _check(c, dt, m, n, k, tb=True, batch=(3, 2))
+    # B broadcast across A's batch (2-D weight), and A broadcast in a dim of 1.
+    c = compiler.compile_graph(_graph(dt, 9, 19, 23, tb=True, batch=(4,), bbatch=()))
+    _check(c, dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())
+    c = compiler.compile_graph(_graph(dt, 6, 35, 10, batch=(1, 3), bbatch=(2, 1)))
+    xa, xb = _data(dt, (1, 3, 6, 10)), _data(dt, (2, 1, 10, 35))
+    (y,) = c(xa, xb)
+    np.testing.assert_allclose(y, np.matmul(xa, xb), rtol=1e-4, atol=1e-4)
+    assert y.shape == (2, 3, 6, 35)
+
+
+def test_transposed_views_read_in_place():
+    """``x @ W.T`` and an attention-style ``reshape(permute(k))`` read the
+    transposed operand from its source buffer (no copy into a temporary),
+    while other views (a slice) still get a contiguous buffer."""
+    g = _graph(DType.f32, 6, 40, 12, tb=True)
+    assert not generate(g).temps
+    g = Graph()
+    q = g.input("q", (2, 3, 10, 8), DType.f32)
+    kk = g.input("k", (2, 3, 10, 8), DType.f32)
+    kt = g.reshape(g.permute(kk, (0, 1, 3, 2)), (6, 8, 10))
+    g.set_outputs([g.matmul(g.reshape(q, (6, 10, 8)), kt)])
+    assert not generate(g).temps
+    xq, xk = _data(DType.f32, (2, 3, 10, 8)), _data(DType.f32, (2, 3, 10, 8))
+    (y,) = compiler.compile_graph(g)(xq, xk)
+    ref = np.matmul(xq, np.swapaxes(xk, -1, -2)).reshape(6, 10, 10)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    # A permute that is not a swap of the last two dims is copied first.
+    g = Graph()
+    a = g.input("a", (4, 5, 6), DType.f32)
+    b = g.input("b", (6, 4, 7), DType.f32)
+    g.set_outputs([g.matmul(a, g.permute(b, (1, 0, 2)))])
+    assert len(generate(g).temps) == 1
+    xa, xb = _data(DType.f32, (4, 5, 6)), _data(DType.f32, (6, 4, 7))
+    (y,) = compiler.compile_graph(g)(xa, xb)
+    np.testing.assert_allclose(y, np.matmul(xa, xb.transpose(1, 0, 2)), rtol=1e-5, atol=1e-5)
+    # Sliced (strided) operands, one of them a slice of a transposed view.
+    g = Graph()
+    a = g.input("a", (9, 20), DType.f32)
+    g.set_outputs([g.matmul(g.slice(a, 1, 2, 19, 2), g.slice(g.permute(a, (1, 0)), 0, 0, 9))])
+    xa = _data(DType.f32, (9, 20))
+    (y,) = compiler.compile_graph(g)(xa)
+    np.testing.assert_allclose(y, xa[:, 2:19:2] @ xa.T[:9], rtol=1e-5, atol=1e-5)
+
+
+def test_explicit_vector_tiles_and_fmuladd():
+    """The panel kernel is written with vector types of the host's width and
+    llvm.fmuladd (no fast-math flags: the summation order is the code's)."""
+    vw, _, _, _ = _tiling(DType.f32)
+    ir = generate(_graph(DType.f32, 64, 64, 64)).ir
+    assert f"<{vw} x float>" in ir and f"@llvm.fmuladd.v{vw}f32" in ir
+    assert " fast " not in ir and "reassoc" not in ir
+
+
+@pytest.mark.parametrize("vbytes", [16, 32])
+def test_narrower_vector_hosts(monkeypatch, vbytes):
+    """Tiles chosen for AVX2/NEON-sized registers (fewer rows, narrower
+    vectors) compute the same results on this host."""
+    monkeypatch.setattr(codegen, "_vector_bytes", lambda: vbytes)
+    compiler.clear_memory_cache()
+    try:
+        for dt in (DType.f32, DType.f64):
+            vw, mr, nr, kc = _tiling(dt)
+            assert vw == vbytes // dt.itemsize
+            c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k"), tb=True))
+            assert f"<{vw} x {dt.llvm}>" in c.kernel.ir
+            for m, n, k in [(mr + 1, nr + 1, kc + 1), (2 * mr - 1, vw - 1 or 1, 3), (1, 1, 1)]:
+                _check(c, dt, m, n, k, tb=True)
+            _check(compiler.compile_graph(_graph(dt, 7, 1, 2 * vw + 1)), dt, 7, 1, 2 * vw + 1)
+    finally:
+        compiler.clear_memory_cache()
+
+
+def test_integer_matmul_is_rejected():
+    """Integer matmuls are not generated (the frontends fall back to eager,
+    which is exact); the graph refuses them."""
+    for dt in (DType.i32, DType.i64):
+        g = Graph()
+        a, b = g.input("a", (3, 4), dt), g.input("b", (4, 5), dt)
+        with pytest.raises(GraphError):
+            g.matmul(a, b)
+
+
+def test_integer_matmul_through_torch_is_exact():
+    torch = pytest.importorskip("torch")
+    import llvmaccel.torch  # noqa: F401
+
+    fn = torch.compile(lambda a, b: torch.relu(a @ b) + 1, backend="llvmaccel", dynamic=False)
+    for dtype in (torch.int32, torch.int64):
+        a = torch.randint(-1000, 1000, (17, 33), dtype=dtype)
+        b = torch.randint(-1000, 1000, (33, 9), dtype=dtype)
+        with torch.no_grad():
+            got = fn(a, b)
+        assert got.dtype == dtype and torch.equal(got, torch.relu(a @ b) + 1)
