@@ -18,8 +18,9 @@ Variants (each is one call of the model's forward pass, inference only):
 
 Everything runs single-threaded (``torch.set_num_threads(1)``, XLA flags
 ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``). In
-each round every variant runs once, in a fixed interleaved order; per variant
-the median over the rounds is reported. Outputs are checked against eager
+each round every variant runs once, interleaved, the order rotated by one
+variant per round (a fixed order measurably favoured some positions); per
+variant the median over the rounds is reported. Outputs are checked against eager
 before timing.
 
 Inputs: every call takes the next batch of a pool of ``POOL`` batches, as in
@@ -83,7 +84,7 @@ class Sizes:
 
 FULL = Sizes(tables=4, rows=1 << 20, dim=64, batch=2048, bag=32, dense=13,
              mlp_batch=256, mlp_width=512, block_batch=4, block_seq=128, block_dim=256,
-             rounds=9)
+             rounds=15)
 QUICK = Sizes(tables=2, rows=5000, dim=16, batch=64, bag=8, dense=13,
               mlp_batch=16, mlp_width=64, block_batch=2, block_seq=16, block_dim=32, rounds=5)
 
@@ -229,10 +230,13 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         for k, fn in variants.items():  # second warm-up call
             fn(*pools[k][1 % len(pool)])
         times: dict[str, list[float]] = {k: [] for k in variants}
+        names = list(variants)
         calls = 0
-        for _ in range(rounds):
-            for k, fn in variants.items():
-                times[k].append(timed(fn, pools[k][calls % len(pool)]))
+        for r in range(rounds):
+            # Round r starts with variant r (mod n): no variant always follows
+            # the same one, or always gets the same batches of the pool.
+            for k in names[r % len(names):] + names[:r % len(names)]:
+                times[k].append(timed(variants[k], pools[k][calls % len(pool)]))
                 calls += 1
         ex = lt.explain(model, *pool[0])
     med = {k: statistics.median(v) for k, v in times.items()}

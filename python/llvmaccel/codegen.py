@@ -21,9 +21,13 @@ Stages inside :func:`generate`:
    permute, broadcast, slice, select) only remap indices, padding and
    ``concat`` are bounds-checked loads, gathers load through an index.
    Same-shape elementwise chains over contiguous buffers are emitted as one
-   flat loop over a linear index.
+   flat loop over a linear index. Math calls (exp, erf, tanh, ...) name
+   their vector variants in the C library when it has them
+   (:mod:`llvmaccel.vecmath`), so these loops vectorize too.
 3. *Kernels* with their own loop shape: reductions (kept dims outer, reduced
-   dims inner, f32 sums accumulated in f64), matmul (k-blocks of B packed
+   dims inner, f32 sums accumulated in f64, in partial sums: the
+   accumulator's ``fadd`` is ``reassoc``, the only fast-math flag used),
+   matmul (k-blocks of B packed
    into an L1-sized panel, register tiles of C of 8 rows x 2 vectors of the
    host's width held in vector registers across a k-block, explicit
    ``<W x float>`` IR; transposed operands such as ``linear``'s weight read
@@ -58,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import vecmath
 from .graph import DType, Graph, GraphError, Node, SymExpr, dim_op, shape_numel
 
 __all__ = ["Kernel", "generate", "CodegenError"]
@@ -118,6 +123,9 @@ _LIBM = {
     "tanh": "tanh", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
     "atan2": "atan2",
 }
+# Math functions with vector variants in a vector math library (vecmath).
+_VECTOR_MATH = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "erfc",
+                          "log1p", "expm1", "atan2", "pow"})
 _INTRINSIC_UNARY = {
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
     "abs": "fabs", "floor": "floor", "ceil": "ceil", "round": "roundeven",
@@ -160,6 +168,7 @@ class _Emitter:
         self.prologue: list[str] = []
         self.body: list[str] = []
         self.decls: dict[str, str] = {}
+        self.vector_variants: set[str] = set()  # vecmath symbols the calls name
         self.block = "entry"
         self.count = 0
         self.memo: dict[tuple, str] = {}
@@ -553,12 +562,25 @@ class _Emitter:
         return self.op(f"trunc {s} {v} to {d}")
 
     def fcall(self, base: str, dt: DType, args: list[str], libm: bool = False) -> str:
+        """A call of libm's ``base`` (``libm``) or of the LLVM intrinsic, marked
+        with its vector variant when the host's math library has one (see
+        :mod:`llvmaccel.vecmath`), so that loops calling it vectorize."""
         t = dt.llvm
         if libm:
             name = base + ("f" if dt is DType.f32 else "")
         else:
             name = f"llvm.{base}.{'f32' if dt is DType.f32 else 'f64'}"
-        return self.call(name, t, [(t, a) for a in args])
+        vec = (vecmath.variant(base, dt.itemsize * 8, len(args), _vector_bytes())
+               if base in _VECTOR_MATH else None)
+        if vec is None:
+            return self.call(name, t, [(t, a) for a in args])
+        vt = f"<{vec.lanes} x {t}>"
+        self.declare(vec.symbol, vt, [vt] * len(args))
+        self.vector_variants.add(vec.symbol)
+        self.declare(name, t, [t] * len(args))
+        abi = f"{vec.abi_prefix}{name}({vec.symbol})"
+        return self.op(f"call {t} @{name}({', '.join(f'{t} {a}' for a in args)}) nounwind "
+                       f'memory(none) "vector-function-abi-variant"="{abi}"')
 
     def compute(self, node: Node, args: list[str]) -> str:
         op = node.op
@@ -777,8 +799,8 @@ class _Emitter:
                     full[k] = i
                 v = self.convert(self.emit(x, full), dt, acc_dt)
                 a = self.op(f"load {at}, ptr {acc}", "a")
-                if fn == "sum":
-                    r = self.op(f"{'fadd' if acc_dt.is_float else 'add'} {at} {a}, {v}")
+                if fn == "sum":  # reassoc: partial sums, so the loop vectorizes
+                    r = self.op(f"{'fadd reassoc' if acc_dt.is_float else 'add'} {at} {a}, {v}")
                 elif fn == "prod":
                     r = self.op(f"{'fmul' if acc_dt.is_float else 'mul'} {at} {a}, {v}")
                 elif fn in ("any", "all"):
@@ -1333,6 +1355,10 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
              f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:"]
     lines += e.allocas + e.prologue + e.body + ["}", ""]
     lines += sorted(e.decls.values())
+    if e.vector_variants:  # kept until the loop vectorizer has seen them
+        used = ", ".join(f"ptr @{v}" for v in sorted(e.vector_variants))
+        lines.append(f"@llvm.compiler.used = appending global [{len(e.vector_variants)} x ptr] "
+                     f'[{used}], section "llvm.metadata"')
     return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
                   outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
                   output_map=output_map)

@@ -48,7 +48,24 @@ def test_fusion_one_loop_nest_per_group():
 def test_noalias_and_no_fast_math():
     k = generate(_softmax_graph())
     assert "ptr noalias readonly %in0" in k.ir and "ptr noalias %out0" in k.ir
-    assert " fast " not in k.ir and "reassoc" not in k.ir
+    assert " fast " not in k.ir and " nnan " not in k.ir and " afn " not in k.ir
+    # The only relaxation: a sum's accumulator may be split into partial sums
+    # (reassoc), so that the reduction loop vectorizes.
+    reassoc = [line for line in k.ir.splitlines() if "reassoc" in line]
+    assert reassoc and all("= fadd reassoc double" in line for line in reassoc), reassoc
+
+
+def test_vectorized_sum_stays_accurate():
+    # Partial sums in f64 of 2^20 f32 values of mixed magnitude and sign.
+    g = Graph()
+    x = g.input("x", (Sym("n"),), DType.f32)
+    g.set_outputs([g.reduce("sum", x, axes=(0,))])
+    data = (RNG.standard_normal(1 << 20) * np.exp(RNG.uniform(-8, 8, 1 << 20))).astype(
+        np.float32)
+    (got,) = compiler.compile_graph(g)(data)
+    want = np.sum(data.astype(np.float64))
+    assert abs(float(got) - want) <= 1e-6 * np.sum(np.abs(data.astype(np.float64)))
+    assert "llvm.vector.reduce.fadd" in compiler.compile_graph(g).optimized_ir
 
 
 def test_embedding_bag_counted_loop_shape():
