@@ -155,8 +155,28 @@ def test_threads_share_a_compiled_graph():
     from concurrent.futures import ThreadPoolExecutor
 
     c = compiler.compile_graph(_softmax_graph())
-    xs = [RNG.standard_normal((64, 8)).astype(np.float32) for _ in range(8)]
+    assert c.kernel.temps  # the threads share its temporaries' pool
+    xs = [RNG.standard_normal((rows, 8)).astype(np.float32)
+          for rows in (4096, 64, 4096, 1, 4096, 64) * 8]
     with ThreadPoolExecutor(4) as pool:
         outs = list(pool.map(lambda x: c(x)[0], xs))
-    for _x, y in zip(xs, outs, strict=False):
-        np.testing.assert_allclose(y.sum(1), np.ones(64), rtol=1e-5)
+    for x, y in zip(xs, outs, strict=True):
+        e = np.exp(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_temporaries_are_reused_across_calls():
+    compiler.clear_memory_cache()
+    c = compiler.compile_graph(_softmax_graph())
+    x = RNG.standard_normal((32, 8)).astype(np.float32)
+    c(x)
+    (spare,) = c._spare_temps.values()
+    addresses = [t.ctypes.data for t in spare[0]]
+    y = c(x)[0]
+    (spare,) = c._spare_temps.values()
+    assert [t.ctypes.data for t in spare[0]] == addresses  # the same memory again
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5)
+    for rows in range(1, 10):  # sizes kept for later calls are bounded
+        c(RNG.standard_normal((rows, 8)).astype(np.float32))
+    assert len(c._spare_temps) == compiler._SPARE_SHAPES
