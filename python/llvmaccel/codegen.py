@@ -176,6 +176,7 @@ class _Emitter:
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}
         self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
+        self.reduce_acc: dict[int, Buffer] = {}  # f64 rows of emit_reduce_rows
         self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
 
     # -- low-level --------------------------------------------------------
@@ -774,6 +775,9 @@ class _Emitter:
         kept = [k for k in range(x.rank) if k not in axes]
         dt = x.dtype
         acc_dt = DType.f64 if (dt is DType.f32 and fn in ("sum", "prod")) else dt
+        if _rows_first(node):
+            self.emit_reduce_rows(node, out, _row_acc_dtype(node))
+            return
         at = acc_dt.llvm
         with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
             acc = self.alloca(at)
@@ -825,6 +829,47 @@ class _Emitter:
                 for k in range(x.rank):
                     oidx.append("0" if k in axes else next(it))
             self.store(out, self.linear(oidx, node.shape), res)
+
+    def emit_reduce_rows(self, node: Node, out: Buffer, acc_dt: DType) -> None:
+        """A reduction over leading axes (``sum(x, 0)`` of a matrix): the
+        reduced axes outer, the kept ones inner, accumulating whole rows
+        (in the output, or in an f64 temporary for f32 sums and products), so that
+        ``x`` is read once in order and the inner loop vectorizes."""
+        x = node.inputs[0]
+        fn, axes = node.attrs["fn"], node.attrs["axes"]
+        dt = x.dtype
+        at = acc_dt.llvm
+        kshape = tuple(x.shape[len(axes):])
+        acc = self.reduce_acc[node.id] if acc_dt is not node.dtype else out
+        init = {"sum": 0, "any": False, "prod": 1, "all": True}.get(fn)
+        if init is not None:
+            init_v = _const(init, acc_dt)
+        elif acc_dt.is_float:
+            init_v = _fconst(float("-inf") if fn == "max" else float("inf"), acc_dt)
+        elif acc_dt is DType.bool:
+            init_v = "false" if fn == "max" else "true"
+        else:
+            bits = acc_dt.itemsize * 8 - 1
+            init_v = str(-(1 << bits) if fn == "max" else (1 << bits) - 1)
+        with self.nest(kshape) as kidx:
+            self.store(acc, self.linear(kidx, kshape), init_v)
+        with self.nest(tuple(x.shape[:len(axes)])) as ridx:
+            with self.nest(kshape) as kidx:
+                lin = self.linear(kidx, kshape)
+                v = self.convert(self.emit(x, ridx + kidx), dt, acc_dt)
+                a = self.load(acc, lin)
+                if fn in ("sum", "prod"):
+                    op = {"sum": "add", "prod": "mul"}[fn]
+                    r = self.op(f"{'f' + op if acc_dt.is_float else op} {at} {a}, {v}")
+                elif fn in ("any", "all"):
+                    r = self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
+                else:
+                    r = self.binary("maximum" if fn == "max" else "minimum", acc_dt, a, v)
+                self.store(acc, lin, r)
+        if acc is not out:
+            with self.nest(kshape) as kidx:
+                lin = self.linear(kidx, kshape)
+                self.store(out, lin, self.convert(self.load(acc, lin), acc_dt, node.dtype))
 
     def argbetter(self, fn: str, dt: DType, v: str, best: str) -> str:
         """Whether ``v`` replaces ``best`` (first occurrence wins; NaN is the
@@ -1325,6 +1370,15 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
             temps.append((shape, DType.i64))
             temp_params.append(_pointer_param(p, shape, DType.i64, readonly=False))
             e.bag_bounds[n.id] = Buffer("temp", shape, DType.i64, p)
+    # Row-wise f32 sums and products accumulate in an f64 row.
+    for n in graph.nodes:
+        if n.op == "reduce" and _rows_first(n) and _row_acc_dtype(n) is not n.dtype and \
+                n.id in must:
+            shape = tuple(n.inputs[0].shape[len(n.attrs["axes"]):])
+            p = f"%tmp{len(temps)}"
+            temps.append((shape, DType.f64))
+            temp_params.append(_pointer_param(p, shape, DType.f64, readonly=False))
+            e.reduce_acc[n.id] = Buffer("temp", shape, DType.f64, p)
     symbols = graph.symbols()
     params += out_params + temp_params + [f"i64 %sym.{s}" for s in symbols]
 
@@ -1372,6 +1426,22 @@ class _Copy:
     @property
     def id(self) -> int:
         return -1
+
+
+def _rows_first(node: Node) -> bool:
+    """Whether a reduce node is emitted rows first (emit_reduce_rows): it
+    reduces leading axes of its operand and keeps at least its last one."""
+    axes = node.attrs["axes"]
+    rank = node.inputs[0].rank
+    return (node.attrs["fn"] in ("sum", "prod", "max", "min", "any", "all")
+            and 0 < len(axes) < rank and tuple(sorted(axes)) == tuple(range(len(axes))))
+
+
+def _row_acc_dtype(node: Node) -> DType:
+    """The accumulator of emit_reduce_rows: f64 for f32 sums and products,
+    else the result's dtype."""
+    f32_sum = node.dtype is DType.f32 and node.attrs["fn"] in ("sum", "prod")
+    return DType.f64 if f32_sum else node.dtype
 
 
 def _root_for_buffer(node: Node) -> int:

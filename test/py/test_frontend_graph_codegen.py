@@ -180,3 +180,52 @@ def test_temporaries_are_reused_across_calls():
     for rows in range(1, 10):  # sizes kept for later calls are bounded
         c(RNG.standard_normal((rows, 8)).astype(np.float32))
     assert len(c._spare_temps) == compiler._SPARE_SHAPES
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64, DType.i32, DType.i64])
+def test_reductions_over_leading_axes(fn, dt):
+    # Reduced axes first, kept ones last: emitted rows first (the whole
+    # operand read once, in order), for every dtype and symbolic sizes.
+    g = Graph()
+    x = g.input("x", (Sym("n"), 3, Sym("d")), dt)
+    g.set_outputs([g.reduce(fn, x, (0, 1)), g.reduce(fn, x, (0,), keepdim=True)])
+    c = compiler.compile_graph(g)
+    for n, d in ((1, 1), (5, 17), (40, 33)):
+        if dt.is_float:
+            a = RNG.uniform(0.5, 1.5, (n, 3, d)) * RNG.choice([-1, 1], (n, 3, d))
+        else:
+            a = RNG.integers(-3, 4, (n, 3, d))
+        a = a.astype(dt.numpy)
+        got01, got0 = c(a)
+        np_fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[fn]
+        want01 = np_fn(a.astype(np.float64 if dt.is_float else np.int64), axis=(0, 1))
+        want0 = np_fn(a.astype(np.float64 if dt.is_float else np.int64), axis=0, keepdims=True)
+        tol = 1e-5 if dt is DType.f32 else 1e-12
+        np.testing.assert_allclose(got01, want01.astype(got01.dtype), rtol=tol)
+        np.testing.assert_allclose(got0, want0.astype(got0.dtype), rtol=tol)
+        assert got0.shape == (1, 3, d)
+
+
+def test_leading_axis_f32_sum_accumulates_in_f64_rows():
+    g = Graph()
+    x = g.input("x", (Sym("n"), 8), DType.f32)
+    g.set_outputs([g.reduce("sum", x, (0,))])
+    c = compiler.compile_graph(g)
+    assert ((8,), DType.f64) in c.kernel.temps  # the f64 accumulator row
+    a = np.full((1 << 20, 8), 0.1, np.float32)
+    a[0] = 1e7  # a large first term: f32 accumulation would lose the 0.1s
+    (got,) = c(a)
+    want = a.astype(np.float64).sum(0)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["any", "all"])
+def test_boolean_reductions_over_leading_axes(fn):
+    g = Graph()
+    x = g.input("x", (Sym("n"), 4), DType.bool)
+    g.set_outputs([g.reduce(fn, x, (0,))])
+    c = compiler.compile_graph(g)
+    a = np.array([[1, 0, 0, 1], [1, 0, 1, 1], [1, 0, 0, 1]], bool)
+    (got,) = c(a)
+    np.testing.assert_array_equal(got, a.any(0) if fn == "any" else a.all(0))
