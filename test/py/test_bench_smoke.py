@@ -7,6 +7,7 @@ figures come from the full run recorded in bench/results/.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +17,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.skipif(not Path("/usr/lib/llvm-22/bin/clang").exists(), reason="needs clang 22")
+# The LLVM release under test (`make test LLVM=19` exports it).
+LLVM = os.environ.get("LLVMACCEL_LLVM_VERSION", "22")
+LLVM_BIN = Path(f"/usr/lib/llvm-{LLVM}/bin")
+PLUGIN = ROOT / f"build/llvm-{LLVM}/lib/LLVMAccel.so"
+
+
+@pytest.mark.skipif(not (LLVM_BIN / "clang").exists() or not PLUGIN.exists(),
+                    reason=f"needs clang {LLVM} and the plugin built for it")
 def test_prefetch_bench_quick(tmp_path):
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench/prefetch/run.py"), "--quick", "--no-torch",
          "--out-dir", str(tmp_path / "results"), "--work-dir", str(tmp_path / "work"),
-         "--plugin", str(ROOT / "build/llvm-22/lib/LLVMAccel.so")],
+         "--plugin", str(PLUGIN)],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "LLVM_BIN": str(LLVM_BIN)},
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     report = json.loads((tmp_path / "results" / "prefetch.json").read_text())
