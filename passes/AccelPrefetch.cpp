@@ -463,6 +463,7 @@ public:
 private:
   // Analysis.
   void collectAccesses(SmallVectorImpl<Access> &Accesses);
+  void addTransfer(MemTransferInst &Copy, SmallVectorImpl<Access> &Accesses);
   std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
@@ -681,6 +682,11 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
     if (!Direct && (Owner->getParentLoop() != &L || !Owner->isInnermost()))
       continue;
     for (Instruction &I : *BB) {
+      if (auto *Copy = dyn_cast<MemTransferInst>(&I)) {
+        if (Direct)
+          addTransfer(*Copy, Accesses);
+        continue;
+      }
       if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
         Intrinsic::ID ID = II->getIntrinsicID();
         if (Direct && (ID == Intrinsic::masked_gather ||
@@ -715,6 +721,28 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
         Accesses.push_back(*Row);
     }
   }
+}
+
+/// The source (and, when writes are prefetched, the destination) of a
+/// memcpy or memmove of constant length, such as the row copies LLVM's loop
+/// idiom recognition makes of a gather loop, as accesses of that length.
+void LoopPrefetcher::addTransfer(MemTransferInst &Copy,
+                                 SmallVectorImpl<Access> &Accesses) {
+  if (Copy.isVolatile()) {
+    ++NumAccessesDeclined;
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "Volatile", &Copy)
+             << "volatile and atomic accesses are not prefetched";
+    });
+    return;
+  }
+  auto *Len = dyn_cast<ConstantInt>(Copy.getLength());
+  if (!Len || Len->isZero() || Len->getValue().getActiveBits() > 32)
+    return;
+  uint64_t Bytes = Len->getZExtValue();
+  Accesses.push_back({&Copy, SE.getSCEV(Copy.getRawSource()), Bytes, false});
+  if (Opts.Writes)
+    Accesses.push_back({&Copy, SE.getSCEV(Copy.getRawDest()), Bytes, true});
 }
 
 void LoopPrefetcher::addToGroups(const Access &A,

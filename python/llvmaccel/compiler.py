@@ -6,19 +6,21 @@
 (:mod:`llvmaccel.jit`). Results are cached:
 
 * in the process, keyed on (graph fingerprint, dtype/rank signature, pipeline,
-  LLVM version, host CPU, ``$LLVMACCEL_AUTO``);
+  LLVM version, host CPU, ``$LLVMACCEL_AUTO``, digest of the pass plugin);
 * on disk, as optimized bitcode and the pipeline's report, under
   ``$LLVMACCEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/llvmaccel``, else
   ``~/.cache/llvmaccel`` (``LLVMACCEL_CACHE_DIR=off`` disables it), so a new
   process skips the optimizer and only generates machine code.
 
 :class:`CompiledGraph` objects are thread-safe: every call allocates its own
-outputs and temporaries, and the GIL is released while the kernel runs.
+outputs and takes temporaries no other call is using (those of a finished
+call when there are some), and the GIL is released while the kernel runs.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import os
@@ -35,7 +37,7 @@ from ._native import core
 from .codegen import Kernel, generate
 from .graph import DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
-from .pipeline import Remark, Report, llvm_version, run_passes
+from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
 
 __all__ = [
     "CompiledGraph",
@@ -295,6 +297,13 @@ def _host_cpu() -> str:
     return core.host_cpu()
 
 
+@functools.cache
+def _plugin_id() -> str:
+    """Digest of the pass plugin: cached code optimized by another build of
+    the passes is not reused."""
+    return hashlib.sha256(Path(plugin_path()).read_bytes()).hexdigest()[:16]
+
+
 def compile_graph(graph: Graph, pipeline: str | None = None,
                   auto: str | None = None) -> CompiledGraph:
     """Compiles ``graph`` (or returns the cached compilation).
@@ -310,7 +319,8 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     pipeline = pipeline or DEFAULT_PIPELINE
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
-    key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto)
+    key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
+           _plugin_id())
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

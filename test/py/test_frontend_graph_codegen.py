@@ -147,6 +147,11 @@ def test_memory_and_disk_cache(tmp_path, monkeypatch):
     assert s.disk_hits == 1 and s.optimizations == 1
     x = RNG.standard_normal((3, 8)).astype(np.float32)
     np.testing.assert_array_equal(c1(x)[0], c2(x)[0])
+    # Another build of the pass plugin does not reuse that bitcode.
+    compiler.clear_memory_cache()
+    monkeypatch.setattr(compiler, "_plugin_id", lambda: "another-build")
+    compiler.compile_graph(_softmax_graph())
+    assert compiler.stats().disk_hits == 1 and compiler.stats().optimizations == 2
     monkeypatch.setenv("LLVMACCEL_CACHE_DIR", "off")
     assert compiler.cache_dir() is None
 
