@@ -11,9 +11,12 @@
 ///
 /// Algorithm, per loop L (visited outermost first):
 ///  1. Collect the accesses of L: loads (and stores with `writes`) in L's own
-///     blocks, plus "rows": loads in an innermost child loop S whose address
-///     is an affine AddRec of S with a start that varies in L. The row is the
-///     access of L (embedding bags: the row T + idx[j] * D is summed by S).
+///     blocks, the sources (and with `writes` the destinations) of memcpy and
+///     memmove calls of constant length there (gathers of rows that loop
+///     idiom recognition turned into copies), plus "rows": loads in an
+///     innermost child loop S whose address is an affine AddRec of S with a
+///     start that varies in L. The row is the access of L (embedding bags:
+///     the row T + idx[j] * D is summed by S).
 ///  2. Describe each address as a SCEV and find the loads of L it depends on
 ///     (through SCEV arithmetic, casts, GEPs, selects, bit operations). No
 ///     such load: the access is affine ("strided"); otherwise it is indirect
