@@ -107,7 +107,9 @@
 /// what the window overlaps (a row end is a data-dependent branch, often
 /// mispredicted), and CSR SpMV (5 units per access) gains like hand
 /// prefetching.
-/// Strided accesses below min-stride are left to the hardware prefetcher.
+/// Strided accesses below min-stride are left to the hardware prefetcher;
+/// strided and indirect accesses to an object known to be at most
+/// CacheResidentBytes large are left alone.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -200,11 +202,12 @@ static cl::opt<unsigned> MaxAccessesInFlight(
     cl::desc("Most prefetched accesses accel-prefetch keeps in flight when "
              "it computes the distance"));
 /// Objects at most this large are assumed to stay in cache (the L2 of one
-/// core): prefetching a gather from them only adds work.
+/// core): prefetching a gather from them, or a strided walk over them, only
+/// adds work.
 static cl::opt<unsigned> CacheResidentBytes(
     "accel-prefetch-cache-resident-bytes", cl::Hidden, cl::init(1 << 20),
-    cl::desc("Size in bytes up to which accel-prefetch assumes an indexed "
-             "object stays in cache"));
+    cl::desc("Size in bytes up to which accel-prefetch assumes an object "
+             "stays in cache"));
 
 /// Loops known to run at most this many iterations are left alone (runtime
 /// unrolling remainders, short fixed loops): every look-ahead would clamp.
@@ -1830,6 +1833,13 @@ bool LoopPrefetcher::run() {
                      "each iteration reads the " + Twine(std::abs(*Stride)) +
                          " bytes up to the next one: a contiguous stream "
                          "the hardware prefetcher covers");
+        continue;
+      }
+      if (std::optional<uint64_t> Size = knownObjectSize(G->Base);
+          Size && *Size <= CacheResidentBytes) {
+        declineGroup(*G, "CacheResident",
+                     "the object is only " + Twine(*Size) +
+                         " bytes: it stays in cache");
         continue;
       }
       Strided.push_back({G, *Stride});
