@@ -15,6 +15,8 @@
 :class:`CompiledGraph` objects are thread-safe: every call allocates its own
 outputs and takes temporaries no other call is using (those of a finished
 call when there are some), and the GIL is released while the kernel runs.
+A call with contiguous CPU tensors of a signature seen before skips the
+checks and size computations of the first one (a kept plan).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -122,7 +124,27 @@ def _dtype_of(value: Any, index: int) -> DType:
     return dt
 
 
-_SPARE_SHAPES = 4  # sizes of temporaries a compiled graph keeps for later calls
+_SPARE_SHAPES = 4  # sizes of temporaries (and call plans) a compiled graph keeps
+
+
+class _Plan(NamedTuple):
+    """What a call of a known input signature needs, computed once."""
+
+    outputs: tuple  # (shape, torch dtype) of every output buffer
+    temp_sizes: tuple  # sizes of the temporaries
+    symbols: tuple  # values of the size symbols
+
+
+def _tensor_signature(inputs: tuple) -> tuple | None:
+    """(dtype, shape) of every input if all are contiguous CPU torch tensors
+    (the inputs torch.compile passes), else None."""
+    sig = []
+    for x in inputs:
+        if type(x).__name__ != "Tensor" or type(x).__module__ != "torch" or \
+                x.device.type != "cpu" or not x.is_contiguous():
+            return None
+        sig.append((x.dtype, x.shape))
+    return tuple(sig) if sig else None
 
 
 class CompiledGraph:
@@ -160,6 +182,8 @@ class CompiledGraph:
         # (see _take_temps).
         self._spare_temps: dict[tuple, list[list[np.ndarray]]] = {}
         self._spare_lock = threading.Lock()
+        # Signatures of contiguous CPU tensor inputs seen before -> _Plan.
+        self._plans: dict[tuple, _Plan] = {}
 
     @property
     def optimized_ir(self) -> str:
@@ -204,6 +228,48 @@ class CompiledGraph:
         return env
 
     def __call__(self, *inputs: Any, symbols: dict[str, int] | None = None) -> list[Any]:
+        key = _tensor_signature(inputs)
+        if key is not None and symbols:
+            key = (key, tuple(sorted(symbols.items())))
+        plan = self._plans.get(key) if key is not None else None
+        if plan is not None:
+            return self._run_plan(plan, inputs)
+        outs = self._call(inputs, symbols)
+        if key is not None:  # checked: the next call of this signature skips bind
+            env = self.bind(inputs, symbols)
+            with self._spare_lock:
+                while len(self._plans) >= _SPARE_SHAPES:
+                    del self._plans[next(iter(self._plans))]
+                self._plans[key] = _Plan(
+                    tuple((tuple(o.shape), o.dtype) for o in outs),
+                    tuple(tuple(dim_eval(d, env) for d in shape) for shape, _ in self.kernel.temps),
+                    tuple(env[s] for s in self.kernel.symbols))
+        return [outs[i] for i in self.kernel.output_map]
+
+    def _run_plan(self, plan: _Plan, inputs: tuple) -> list[Any]:
+        """A call with contiguous CPU tensors of a signature seen before."""
+        import torch
+
+        outs = [torch.empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+        temps = self._take_temps_of(plan.temp_sizes)
+        ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
+            [o.data_ptr() or None for o in outs] + [t.ctypes.data or None for t in temps]
+        try:
+            rc = self._fn(*ptrs, *plan.symbols)
+        finally:
+            self._give_back_temps(plan.temp_sizes, temps)
+        if rc != 0:
+            self._raise(rc)
+        return [outs[i] for i in self.kernel.output_map]
+
+    def _raise(self, rc: int) -> None:
+        kind, message = self.kernel.errors.get(rc, ("RuntimeError",
+                                                    f"kernel failed with code {rc}"))
+        raise {"IndexError": IndexError, "ValueError": ValueError}.get(
+            kind, RuntimeError)(message)
+
+    def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
+        """A call with any inputs: checked, converted; returns all output buffers."""
         env = self.bind(inputs, symbols)
         use_torch = any(type(x).__module__.startswith("torch") for x in inputs)
         if use_torch:
@@ -252,12 +318,9 @@ class CompiledGraph:
         finally:
             self._give_back_temps(temp_key, temps)
         if rc != 0:
-            kind, message = self.kernel.errors.get(rc, ("RuntimeError",
-                                                        f"kernel failed with code {rc}"))
-            raise {"IndexError": IndexError, "ValueError": ValueError}.get(
-                kind, RuntimeError)(message)
+            self._raise(rc)
         del args
-        return [outs[i] for i in self.kernel.output_map]
+        return outs
 
     def _take_temps(self, env: dict[str, int]) -> tuple[tuple, list[np.ndarray]]:
         """Temporaries for one call: those of an earlier call with the same
@@ -266,16 +329,19 @@ class CompiledGraph:
         intermediates cost up to a third of its run time when allocated per
         call)."""
         key = tuple(tuple(dim_eval(d, env) for d in shape) for shape, _ in self.kernel.temps)
+        return key, self._take_temps_of(key)
+
+    def _take_temps_of(self, key: tuple) -> list[np.ndarray]:
         with self._spare_lock:
             free = self._spare_temps.get(key)
             if free:
-                return key, free.pop()
+                return free.pop()
         temps = []
         for dims, (_, dt) in zip(key, self.kernel.temps, strict=True):
             if any(d < 0 for d in dims):
                 raise ValueError(f"negative intermediate size {dims}")
             temps.append(np.empty(dims, dtype=dt.numpy))
-        return key, temps
+        return temps
 
     def _give_back_temps(self, key: tuple, temps: list[np.ndarray]) -> None:
         """Keeps ``temps`` for a later call (the last _SPARE_SHAPES sizes)."""

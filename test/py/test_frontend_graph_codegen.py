@@ -234,3 +234,32 @@ def test_boolean_reductions_over_leading_axes(fn):
     a = np.array([[1, 0, 0, 1], [1, 0, 1, 1], [1, 0, 0, 1]], bool)
     (got,) = c(a)
     np.testing.assert_array_equal(got, a.any(0) if fn == "any" else a.all(0))
+
+
+def test_known_tensor_signatures_take_the_planned_call():
+    torch = pytest.importorskip("torch")
+    compiler.clear_memory_cache()
+    g = Graph()
+    t = g.input("t", (Sym("r"), 4), DType.f32)
+    i = g.input("i", (Sym("n"),), DType.i64)
+    g.set_outputs([g.binary("mul", g.take(t, i, 0), g.scalar(2.0, DType.f32))])
+    c = compiler.compile_graph(g)
+    table = torch.randn(10, 4)
+    for n in (3, 5, 3, 5):  # second call of each size: planned
+        idx = torch.randint(0, 10, (n,))
+        torch.testing.assert_close(c(table, idx)[0], table[idx] * 2)
+    assert len(c._plans) == 2
+    # The planned call still checks indices, raises, and works afterwards.
+    with pytest.raises(IndexError):
+        c(table, torch.tensor([0, 10, 1]))
+    torch.testing.assert_close(c(table, torch.tensor([9, 0, 1]))[0], table[[9, 0, 1]] * 2)
+    # Inputs a plan does not cover go the checked way: non-contiguous
+    # tensors, other dtypes, numpy arrays.
+    tt = torch.randn(4, 10).t()
+    torch.testing.assert_close(c(tt, torch.tensor([1, 2, 3]))[0], tt[[1, 2, 3]] * 2)
+    with pytest.raises(TypeError):
+        c(table.double(), torch.tensor([1, 2, 3]))
+    np.testing.assert_allclose(c(table.numpy(), np.array([4, 4]))[0], table.numpy()[[4, 4]] * 2)
+    for n in range(6, 12):  # plans kept are bounded
+        c(table, torch.zeros(n, dtype=torch.int64))
+    assert len(c._plans) == compiler._SPARE_SHAPES
