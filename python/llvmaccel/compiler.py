@@ -135,6 +135,29 @@ class _Plan(NamedTuple):
     symbols: tuple  # values of the size symbols
 
 
+def _keep_recent(cache: dict, key: Any, value: Any) -> None:
+    """``cache[key] = value`` as the most recent entry, dropping the oldest
+    beyond _SPARE_SHAPES entries (the caller holds the lock)."""
+    cache.pop(key, None)
+    cache[key] = value
+    while len(cache) > _SPARE_SHAPES:
+        del cache[next(iter(cache))]
+
+
+def buffer_sizes(specs: list[tuple], env: dict[str, int], what: str
+                 ) -> tuple[tuple[int, ...], ...]:
+    """The sizes of buffers given as (shape, dtype) with symbolic shapes
+    (a kernel's outputs or temporaries), for the symbol values ``env``.
+    Raises ValueError for a negative size."""
+    sizes = []
+    for shape, _ in specs:
+        dims = tuple(dim_eval(d, env) for d in shape)
+        if any(d < 0 for d in dims):
+            raise ValueError(f"negative {what} size {dims}")
+        sizes.append(dims)
+    return tuple(sizes)
+
+
 def _tensor_signature(inputs: tuple) -> tuple | None:
     """(dtype, shape) of every input if all are contiguous CPU torch tensors
     (the inputs torch.compile passes), else None."""
@@ -234,16 +257,10 @@ class CompiledGraph:
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
             return self._run_plan(plan, inputs)
-        outs = self._call(inputs, symbols)
+        outs, plan = self._call(inputs, symbols)
         if key is not None:  # checked: the next call of this signature skips bind
-            env = self.bind(inputs, symbols)
             with self._spare_lock:
-                while len(self._plans) >= _SPARE_SHAPES:
-                    del self._plans[next(iter(self._plans))]
-                self._plans[key] = _Plan(
-                    tuple((tuple(o.shape), o.dtype) for o in outs),
-                    tuple(tuple(dim_eval(d, env) for d in shape) for shape, _ in self.kernel.temps),
-                    tuple(env[s] for s in self.kernel.symbols))
+                _keep_recent(self._plans, key, plan)
         return [outs[i] for i in self.kernel.output_map]
 
     def _run_plan(self, plan: _Plan, inputs: tuple) -> list[Any]:
@@ -251,7 +268,7 @@ class CompiledGraph:
         import torch
 
         outs = [torch.empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
-        temps = self._take_temps_of(plan.temp_sizes)
+        temps = self._take_temps(plan.temp_sizes)
         ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
             [o.data_ptr() or None for o in outs] + [t.ctypes.data or None for t in temps]
         try:
@@ -268,8 +285,10 @@ class CompiledGraph:
         raise {"IndexError": IndexError, "ValueError": ValueError}.get(
             kind, RuntimeError)(message)
 
-    def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
-        """A call with any inputs: checked, converted; returns all output buffers."""
+    def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> tuple[list[Any], _Plan]:
+        """A call with any inputs: checked, converted. Returns all output
+        buffers and the plan of the call (for torch outputs, a planned call
+        of the same signature)."""
         env = self.bind(inputs, symbols)
         use_torch = any(type(x).__module__.startswith("torch") for x in inputs)
         if use_torch:
@@ -300,59 +319,44 @@ class CompiledGraph:
 
             def ptr(x: Any) -> int | None:
                 return x.ctypes.data or None
-        def alloc_all(specs: list, what: str) -> list:
-            buffers = []
-            for shape, dt in specs:
-                dims = tuple(dim_eval(d, env) for d in shape)
-                if any(d < 0 for d in dims):
-                    raise ValueError(f"negative {what} size {dims}")
-                buffers.append(alloc(dims, dt))
-            return buffers
-
-        outs = alloc_all(self.kernel.outputs, "output")
-        temp_key, temps = self._take_temps(env)
+        outs = [alloc(dims, dt) for dims, (_, dt) in
+                zip(buffer_sizes(self.kernel.outputs, env, "output"), self.kernel.outputs,
+                    strict=True)]
+        temp_sizes = buffer_sizes(self.kernel.temps, env, "intermediate")
+        temps = self._take_temps(temp_sizes)
+        sym_values = tuple(env[s] for s in self.kernel.symbols)
         ptrs = [ptr(a) for a in args] + self._const_ptrs + [ptr(o) for o in outs] + \
             [t.ctypes.data or None for t in temps]
         try:
-            rc = self._fn(*ptrs, *(env[s] for s in self.kernel.symbols))
+            rc = self._fn(*ptrs, *sym_values)
         finally:
-            self._give_back_temps(temp_key, temps)
+            self._give_back_temps(temp_sizes, temps)
         if rc != 0:
             self._raise(rc)
         del args
-        return outs
+        plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values)
+        return outs, plan
 
-    def _take_temps(self, env: dict[str, int]) -> tuple[tuple, list[np.ndarray]]:
-        """Temporaries for one call: those of an earlier call with the same
-        sizes when one has finished, else new ones. Reusing them spares each
-        call the page faults of fresh memory (a DLRM's 12 MiB of
-        intermediates cost up to a third of its run time when allocated per
-        call)."""
-        key = tuple(tuple(dim_eval(d, env) for d in shape) for shape, _ in self.kernel.temps)
-        return key, self._take_temps_of(key)
-
-    def _take_temps_of(self, key: tuple) -> list[np.ndarray]:
+    def _take_temps(self, sizes: tuple) -> list[np.ndarray]:
+        """Temporaries of these sizes for one call: those of an earlier call
+        when one has finished, else new ones. Reusing them spares each call
+        the page faults of fresh memory (a DLRM's 12 MiB of intermediates
+        cost up to a third of its run time when allocated per call)."""
         with self._spare_lock:
-            free = self._spare_temps.get(key)
+            free = self._spare_temps.get(sizes)
             if free:
                 return free.pop()
-        temps = []
-        for dims, (_, dt) in zip(key, self.kernel.temps, strict=True):
-            if any(d < 0 for d in dims):
-                raise ValueError(f"negative intermediate size {dims}")
-            temps.append(np.empty(dims, dtype=dt.numpy))
-        return temps
+        return [np.empty(dims, dtype=dt.numpy)
+                for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
 
     def _give_back_temps(self, key: tuple, temps: list[np.ndarray]) -> None:
         """Keeps ``temps`` for a later call (the last _SPARE_SHAPES sizes)."""
         if not temps:
             return
         with self._spare_lock:
-            spare = self._spare_temps.pop(key, [])  # re-inserted: most recent last
+            spare = self._spare_temps.pop(key, [])
             spare.append(temps)
-            self._spare_temps[key] = spare
-            while len(self._spare_temps) > _SPARE_SHAPES:
-                del self._spare_temps[next(iter(self._spare_temps))]
+            _keep_recent(self._spare_temps, key, spare)
 
 
 def _signature(graph: Graph) -> tuple:

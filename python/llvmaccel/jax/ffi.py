@@ -44,8 +44,8 @@ import numpy as np
 
 from .. import jit as _jit
 from .._native import core
-from ..compiler import CompiledGraph
-from ..graph import DType, dim_eval
+from ..compiler import CompiledGraph, buffer_sizes
+from ..graph import DType
 
 __all__ = [
     "TARGET_NAME",
@@ -242,13 +242,8 @@ def ffi_kernel(compiled: CompiledGraph, *args: Any, symbols: dict[str, int] | No
         entry = _trampoline(compiled)
 
         def concrete(specs: list[tuple], what: str) -> list[tuple[tuple[int, ...], DType]]:
-            out = []
-            for shape, dt in specs:
-                dims = tuple(int(dim_eval(d, env)) for d in shape)
-                if any(d < 0 for d in dims):
-                    raise ValueError(f"negative {what} size {dims}")
-                out.append((dims, dt))
-            return out
+            sizes = buffer_sizes(specs, env, what)
+            return [(dims, dt) for dims, (_, dt) in zip(sizes, specs, strict=True)]
 
         outputs = concrete(kern.outputs, "output")
         temps = concrete(kern.temps, "intermediate")
