@@ -206,9 +206,11 @@ class _Emitter:
     def declare(self, name: str, ret: str, args: list[str]) -> None:
         self.decls[name] = f"declare {ret} @{name}({', '.join(args)})"
 
-    def call(self, fn: str, ret: str, args: list[tuple[str, str]]) -> str:
+    def call(self, fn: str, ret: str, args: list[tuple[str, str]], attrs: str = "",
+             hint: str = "v") -> str:
         self.declare(fn, ret, [t for t, _ in args])
-        return self.op(f"call {ret} @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
+        call = f"call {ret} @{fn}({', '.join(f'{t} {v}' for t, v in args)})"
+        return self.op(f"{call} {attrs}" if attrs else call, hint)
 
     def alloca(self, ty: str) -> str:
         name = self.fresh("acc")
@@ -578,10 +580,9 @@ class _Emitter:
         vt = f"<{vec.lanes} x {t}>"
         self.declare(vec.symbol, vt, [vt] * len(args))
         self.vector_variants.add(vec.symbol)
-        self.declare(name, t, [t] * len(args))
         abi = f"{vec.abi_prefix}{name}({vec.symbol})"
-        return self.op(f"call {t} @{name}({', '.join(f'{t} {a}' for a in args)}) nounwind "
-                       f'memory(none) "vector-function-abi-variant"="{abi}"')
+        return self.call(name, t, [(t, a) for a in args],
+                         f'nounwind memory(none) "vector-function-abi-variant"="{abi}"')
 
     def compute(self, node: Node, args: list[str]) -> str:
         op = node.op
@@ -782,17 +783,7 @@ class _Emitter:
         with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
             acc = self.alloca(at)
             arg = self.alloca("i64") if fn in ("argmax", "argmin") else None
-            if fn in ("sum", "any"):
-                init = _const(False if fn == "any" else 0, acc_dt)
-            elif fn in ("prod", "all"):
-                init = _const(True if fn == "all" else 1, acc_dt)
-            elif fn in ("max", "argmax"):
-                init = _fconst(float("-inf"), dt) if dt.is_float else (
-                    "false" if dt is DType.bool else str(-(1 << (dt.itemsize * 8 - 1))))
-            else:
-                init = _fconst(float("inf"), dt) if dt.is_float else (
-                    "true" if dt is DType.bool else str((1 << (dt.itemsize * 8 - 1)) - 1))
-            self.line(f"store {at} {init}, ptr {acc}")
+            self.line(f"store {at} {_reduce_identity(fn, acc_dt)}, ptr {acc}")
             if arg is not None:
                 self.line(f"store i64 0, ptr {arg}")
             with self.nest(tuple(x.shape[k] for k in axes)) as ridx:
@@ -803,14 +794,9 @@ class _Emitter:
                     full[k] = i
                 v = self.convert(self.emit(x, full), dt, acc_dt)
                 a = self.op(f"load {at}, ptr {acc}", "a")
-                if fn == "sum":  # reassoc: partial sums, so the loop vectorizes
-                    r = self.op(f"{'fadd reassoc' if acc_dt.is_float else 'add'} {at} {a}, {v}")
-                elif fn == "prod":
-                    r = self.op(f"{'fmul' if acc_dt.is_float else 'mul'} {at} {a}, {v}")
-                elif fn in ("any", "all"):
-                    r = self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
-                elif fn in ("max", "min"):
-                    r = self.binary("maximum" if fn == "max" else "minimum", dt, a, v)
+                if fn not in ("argmax", "argmin"):
+                    # reassoc: partial sums, so the loop vectorizes
+                    r = self.combine(fn, acc_dt, a, v, reassoc=True)
                 else:
                     r = self.argbetter(fn, dt, v, a)
                     pos = self.linear(ridx, tuple(x.shape[k] for k in axes))
@@ -838,38 +824,32 @@ class _Emitter:
         x = node.inputs[0]
         fn, axes = node.attrs["fn"], node.attrs["axes"]
         dt = x.dtype
-        at = acc_dt.llvm
         kshape = tuple(x.shape[len(axes):])
         acc = self.reduce_acc[node.id] if acc_dt is not node.dtype else out
-        init = {"sum": 0, "any": False, "prod": 1, "all": True}.get(fn)
-        if init is not None:
-            init_v = _const(init, acc_dt)
-        elif acc_dt.is_float:
-            init_v = _fconst(float("-inf") if fn == "max" else float("inf"), acc_dt)
-        elif acc_dt is DType.bool:
-            init_v = "false" if fn == "max" else "true"
-        else:
-            bits = acc_dt.itemsize * 8 - 1
-            init_v = str(-(1 << bits) if fn == "max" else (1 << bits) - 1)
         with self.nest(kshape) as kidx:
-            self.store(acc, self.linear(kidx, kshape), init_v)
+            self.store(acc, self.linear(kidx, kshape), _reduce_identity(fn, acc_dt))
         with self.nest(tuple(x.shape[:len(axes)])) as ridx:
             with self.nest(kshape) as kidx:
                 lin = self.linear(kidx, kshape)
                 v = self.convert(self.emit(x, ridx + kidx), dt, acc_dt)
-                a = self.load(acc, lin)
-                if fn in ("sum", "prod"):
-                    op = {"sum": "add", "prod": "mul"}[fn]
-                    r = self.op(f"{'f' + op if acc_dt.is_float else op} {at} {a}, {v}")
-                elif fn in ("any", "all"):
-                    r = self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
-                else:
-                    r = self.binary("maximum" if fn == "max" else "minimum", acc_dt, a, v)
-                self.store(acc, lin, r)
+                self.store(acc, lin, self.combine(fn, acc_dt, self.load(acc, lin), v))
         if acc is not out:
             with self.nest(kshape) as kidx:
                 lin = self.linear(kidx, kshape)
                 self.store(out, lin, self.convert(self.load(acc, lin), acc_dt, node.dtype))
+
+    def combine(self, fn: str, dt: DType, a: str, v: str, reassoc: bool = False) -> str:
+        """The accumulator ``a`` of a ``fn`` reduction (sum, prod, any, all,
+        max, min) combined with ``v``; ``reassoc`` lets float sums be split
+        into partial sums."""
+        if fn in ("sum", "prod"):
+            op = {"sum": "add", "prod": "mul"}[fn]
+            if dt.is_float:
+                op = "f" + op + (" reassoc" if reassoc and fn == "sum" else "")
+            return self.op(f"{op} {dt.llvm} {a}, {v}")
+        if fn in ("any", "all"):
+            return self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
+        return self.binary("maximum" if fn == "max" else "minimum", dt, a, v)
 
     def argbetter(self, fn: str, dt: DType, v: str, best: str) -> str:
         """Whether ``v`` replaces ``best`` (first occurrence wins; NaN is the
@@ -925,8 +905,7 @@ class _Emitter:
 
     # Small IR helpers of the matmul kernels.
     def imin(self, a: str, b: str) -> str:
-        self.declare("llvm.smin.i64", "i64", ["i64", "i64"])
-        return self.op(f"call i64 @llvm.smin.i64(i64 {a}, i64 {b})", "i")
+        return self.call("llvm.smin.i64", "i64", [("i64", a), ("i64", b)], hint="i")
 
     def ceil_div(self, a: str, b: int) -> str:
         """``ceil(a / b)`` for a size ``a >= 0``."""
@@ -958,13 +937,11 @@ class _Emitter:
 
     def vfma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
         fn = f"llvm.fmuladd.v{mm.vw}{mm.t.replace('float', 'f32').replace('double', 'f64')}"
-        self.declare(fn, mm.vt, [mm.vt] * 3)
-        return self.op(f"call {mm.vt} @{fn}({mm.vt} {a}, {mm.vt} {b}, {mm.vt} {c})", "f")
+        return self.call(fn, mm.vt, [(mm.vt, a), (mm.vt, b), (mm.vt, c)], hint="f")
 
     def fma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
         fn = f"llvm.fmuladd.{'f32' if mm.dt is DType.f32 else 'f64'}"
-        self.declare(fn, mm.t, [mm.t] * 3)
-        return self.op(f"call {mm.t} @{fn}({mm.t} {a}, {mm.t} {b}, {mm.t} {c})", "f")
+        return self.call(fn, mm.t, [(mm.t, a), (mm.t, b), (mm.t, c)], hint="f")
 
     def splat(self, mm: _Matmul, s: str) -> str:
         v = self.op(f"insertelement {mm.vt} poison, {mm.t} {s}, i64 0", "s")
@@ -1022,8 +999,8 @@ class _Emitter:
         nr = mm.nrv * mm.vw
         panel = self.stack(mm, "panel", mm.kc * nr)
         tile = self.stack(mm, "tile", mm.mr * nr)
-        self.declare("llvm.smax.i64", "i64", ["i64", "i64"])
-        nkb = self.op(f"call i64 @llvm.smax.i64(i64 {self.ceil_div(mm.dk, mm.kc)}, i64 1)", "i")
+        nkb = self.call("llvm.smax.i64", "i64",
+                        [("i64", self.ceil_div(mm.dk, mm.kc)), ("i64", "1")], hint="i")
         njb = self.ceil_div(mm.dn, nr)
         mfull = self.op(f"udiv i64 {mm.dm}, {mm.mr}", "i")
         mrest = self.op(f"urem i64 {mm.dm}, {mm.mr}", "i")
@@ -1352,33 +1329,29 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
             e.buffers[o.id] = Buffer("output", o.shape, o.dtype, p)
         else:  # an input or constant returned as is: copy it
             order.append(_Copy(o, Buffer("output", o.shape, o.dtype, p)))  # type: ignore[arg-type]
+    def scratch(shape: tuple, dtype: DType) -> Buffer:
+        p = f"%tmp{len(temps)}"
+        temps.append((shape, dtype))
+        temp_params.append(_pointer_param(p, shape, dtype, readonly=False))
+        return Buffer("temp", shape, dtype, p)
+
     for n in order:
         if isinstance(n, _Copy) or n.id in e.buffers:
             continue
-        p = f"%tmp{len(temps)}"
-        temps.append((n.shape, n.dtype))
-        temp_params.append(_pointer_param(p, n.shape, n.dtype, readonly=False))
-        e.buffers[n.id] = Buffer("temp", n.shape, n.dtype, p)
+        e.buffers[n.id] = scratch(n.shape, n.dtype)
     # embedding_bag without the last offset gets the bounds of its bags as
     # one array of len(offsets) + 1 (offsets, then len(indices)), so that a
     # bag's end is the next bag's start (the CSR shape accel-prefetch looks
     # ahead across).
     for n in graph.nodes:
         if n.op == "embedding_bag" and not n.attrs["last"]:
-            shape = (dim_op("add", n.inputs[2].shape[0], 1),)
-            p = f"%tmp{len(temps)}"
-            temps.append((shape, DType.i64))
-            temp_params.append(_pointer_param(p, shape, DType.i64, readonly=False))
-            e.bag_bounds[n.id] = Buffer("temp", shape, DType.i64, p)
+            e.bag_bounds[n.id] = scratch((dim_op("add", n.inputs[2].shape[0], 1),), DType.i64)
     # Row-wise f32 sums and products accumulate in an f64 row.
     for n in graph.nodes:
         if n.op == "reduce" and _rows_first(n) and _row_acc_dtype(n) is not n.dtype and \
                 n.id in must:
-            shape = tuple(n.inputs[0].shape[len(n.attrs["axes"]):])
-            p = f"%tmp{len(temps)}"
-            temps.append((shape, DType.f64))
-            temp_params.append(_pointer_param(p, shape, DType.f64, readonly=False))
-            e.reduce_acc[n.id] = Buffer("temp", shape, DType.f64, p)
+            e.reduce_acc[n.id] = scratch(tuple(n.inputs[0].shape[len(n.attrs["axes"]):]),
+                                         DType.f64)
     symbols = graph.symbols()
     params += out_params + temp_params + [f"i64 %sym.{s}" for s in symbols]
 
@@ -1426,6 +1399,21 @@ class _Copy:
     @property
     def id(self) -> int:
         return -1
+
+
+def _reduce_identity(fn: str, dt: DType) -> str:
+    """The initial accumulator of a ``fn`` reduction over ``dt``."""
+    if fn in ("sum", "any"):
+        return _const(False if fn == "any" else 0, dt)
+    if fn in ("prod", "all"):
+        return _const(True if fn == "all" else 1, dt)
+    low = fn in ("max", "argmax")  # start from the lowest value
+    if dt.is_float:
+        return _fconst(float("-inf") if low else float("inf"), dt)
+    if dt is DType.bool:
+        return "false" if low else "true"
+    bits = dt.itemsize * 8 - 1
+    return str(-(1 << bits) if low else (1 << bits) - 1)
 
 
 def _rows_first(node: Node) -> bool:
