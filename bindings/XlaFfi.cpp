@@ -364,26 +364,29 @@ FfiError *execute(CallFrame *Frame) {
   Pointers.reserve(K->Inputs.size() + K->Constants.size() + K->Outputs.size() +
                    K->TempBytes.size());
   std::string Message;
-  for (size_t I = 0; I < K->Inputs.size(); ++I) {
-    auto *Buf = In.Types[I] == ArgBuffer
-                    ? static_cast<const Buffer *>(In.Values[I])
-                    : nullptr;
-    if (!checkBuffer(Buf, K->Inputs[I], "argument", I, Message))
-      return makeError(A, ErrcInvalidArgument,
-                       "llvmaccel kernel '" + K->Name + "': " + Message);
-    Pointers.push_back(Buf->Data);
-  }
+  // Appends the data of the call's buffers after checking them against the
+  // kernel's specs; false (with Message) on a mismatch.
+  auto AddBuffers = [&](const auto &Frame, int32_t BufferType,
+                        const std::vector<BufferSpec> &Specs,
+                        const char *What) {
+    for (size_t I = 0; I < Specs.size(); ++I) {
+      auto *Buf = Frame.Types[I] == BufferType
+                      ? static_cast<const Buffer *>(Frame.Values[I])
+                      : nullptr;
+      if (!checkBuffer(Buf, Specs[I], What, I, Message))
+        return false;
+      Pointers.push_back(Buf->Data);
+    }
+    return true;
+  };
+  if (!AddBuffers(In, ArgBuffer, K->Inputs, "argument"))
+    return makeError(A, ErrcInvalidArgument,
+                     "llvmaccel kernel '" + K->Name + "': " + Message);
   for (uint64_t C : K->Constants)
     Pointers.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(C)));
-  for (size_t I = 0; I < K->Outputs.size(); ++I) {
-    auto *Buf = Out.Types[I] == RetBuffer
-                    ? static_cast<const Buffer *>(Out.Values[I])
-                    : nullptr;
-    if (!checkBuffer(Buf, K->Outputs[I], "result", I, Message))
-      return makeError(A, ErrcInvalidArgument,
-                       "llvmaccel kernel '" + K->Name + "': " + Message);
-    Pointers.push_back(Buf->Data);
-  }
+  if (!AddBuffers(Out, RetBuffer, K->Outputs, "result"))
+    return makeError(A, ErrcInvalidArgument,
+                     "llvmaccel kernel '" + K->Name + "': " + Message);
 
   // Temporaries: one block per call, each 64-byte aligned.
   constexpr uint64_t Align = 64;
