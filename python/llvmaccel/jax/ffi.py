@@ -46,6 +46,7 @@ from .. import jit as _jit
 from .._native import core
 from ..compiler import CompiledGraph, buffer_sizes
 from ..graph import DType
+from .lowering import graph_dtype
 
 __all__ = [
     "TARGET_NAME",
@@ -247,7 +248,7 @@ def ffi_kernel(compiled: CompiledGraph, *args: Any, symbols: dict[str, int] | No
 
         outputs = concrete(kern.outputs, "output")
         temps = concrete(kern.temps, "intermediate")
-        inputs = [(shape, DType[_dtype_name(dt)]) for shape, dt in sig]
+        inputs = [(shape, graph_dtype(dt, f"argument {k}")) for k, (shape, dt) in enumerate(sig)]
         key = hashlib.sha256("\0".join(
             [kern.ir, repr(sig), repr(sym_values), repr(outputs)]).encode()).hexdigest()[:32]
         errors = {int(code): (_ERROR_CODES.get(kind, _INTERNAL),
@@ -266,11 +267,6 @@ def ffi_kernel(compiled: CompiledGraph, *args: Any, symbols: dict[str, int] | No
                        dict(zip(kern.symbols, sym_values, strict=True)), vmap_method)
         _kernels[cache_key] = fk
         return fk
-
-
-def _dtype_name(numpy_name: str) -> str:
-    return {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64",
-            "bool": "bool"}[numpy_name]
 
 
 def call(compiled: CompiledGraph, *args: Any, symbols: dict[str, int] | None = None,
