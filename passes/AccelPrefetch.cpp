@@ -1090,6 +1090,13 @@ const SCEV *LoopPrefetcher::exitBound(const Loop &Lp,
   return RHS;
 }
 
+/// The block \p BB falls through to when it has a single predecessor and a
+/// single successor (a loop exit block where LICM sinks the stores of values
+/// it promoted in the loop; its phis are LCSSA phis), else nullptr.
+static BasicBlock *fallThroughExit(BasicBlock *BB) {
+  return BB->getSinglePredecessor() ? BB->getSingleSuccessor() : nullptr;
+}
+
 /// When L, with induction \p AR, may be the remainder loop of a runtime
 /// unrolled loop M (M's start is a phi of L's exit value, in L's only exit
 /// block or in the block that one falls through to, right before M), M's
@@ -1102,12 +1109,10 @@ LoopPrefetcher::mainAfterPrologue(const SCEVAddRecExpr *AR) const {
     return nullptr;
   // The block holding the phi and its predecessor on the edge from L.
   BasicBlock *From = L.getLoopLatch();
-  if (Exit->getSinglePredecessor() == From && Exit->getSingleSuccessor() &&
-      all_of(Exit->phis(), [](PHINode &LCSSA) {
-        return LCSSA.getNumIncomingValues() == 1;
-      })) {
+  if (BasicBlock *Next = fallThroughExit(Exit);
+      Next && Exit->getSinglePredecessor() == From) {
     From = Exit;
-    Exit = Exit->getSingleSuccessor();
+    Exit = Next;
   }
   const SCEV *Next = AR->getPostIncExpr(SE);
   for (PHINode &XPhi : Exit->phis()) {
@@ -1187,10 +1192,10 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
   auto PrologueEdge = [&](BasicBlock *In) -> std::pair<Loop *, BasicBlock *> {
     if (Loop *Inner = LI.getLoopFor(In); Inner != O)
       return {Inner, Bx};
-    BasicBlock *Pred = In->getSinglePredecessor();
-    Loop *Inner = Pred ? LI.getLoopFor(Pred) : nullptr;
-    if (Inner && Inner != O && In->getSingleSuccessor() == Bx)
-      return {Inner, In};
+    if (fallThroughExit(In) == Bx)
+      if (Loop *Inner = LI.getLoopFor(In->getSinglePredecessor());
+          Inner && Inner != O)
+        return {Inner, In};
     return {O, nullptr};
   };
   Loop *P = nullptr;
