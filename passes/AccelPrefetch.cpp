@@ -470,6 +470,7 @@ private:
   // Analysis.
   void collectAccesses(SmallVectorImpl<Access> &Accesses);
   void addTransfer(MemTransferInst &Copy, SmallVectorImpl<Access> &Accesses);
+  void declineVolatile(Instruction &I);
   std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
@@ -681,6 +682,14 @@ std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
                 isa<StoreInst>(I)};
 }
 
+void LoopPrefetcher::declineVolatile(Instruction &I) {
+  ++NumAccessesDeclined;
+  ORE.emit([&] {
+    return OptimizationRemarkMissed(DEBUG_TYPE, "Volatile", &I)
+           << "volatile and atomic accesses are not prefetched";
+  });
+}
+
 void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
   for (BasicBlock *BB : L.blocks()) {
     Loop *Owner = LI.getLoopFor(BB);
@@ -708,11 +717,7 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
         continue;
       if (Direct && !(IsWrite ? cast<StoreInst>(I).isSimple()
                               : cast<LoadInst>(I).isSimple())) {
-        ++NumAccessesDeclined;
-        ORE.emit([&] {
-          return OptimizationRemarkMissed(DEBUG_TYPE, "Volatile", &I)
-                 << "volatile and atomic accesses are not prefetched";
-        });
+        declineVolatile(I);
         continue;
       }
       Value *Ptr = getLoadStorePointerOperand(&I);
@@ -735,11 +740,7 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
 void LoopPrefetcher::addTransfer(MemTransferInst &Copy,
                                  SmallVectorImpl<Access> &Accesses) {
   if (Copy.isVolatile()) {
-    ++NumAccessesDeclined;
-    ORE.emit([&] {
-      return OptimizationRemarkMissed(DEBUG_TYPE, "Volatile", &Copy)
-             << "volatile and atomic accesses are not prefetched";
-    });
+    declineVolatile(Copy);
     return;
   }
   auto *Len = dyn_cast<ConstantInt>(Copy.getLength());
