@@ -471,6 +471,7 @@ private:
   void collectAccesses(SmallVectorImpl<Access> &Accesses);
   void addTransfer(MemTransferInst &Copy, SmallVectorImpl<Access> &Accesses);
   void declineVolatile(Instruction &I);
+  bool declineCacheResident(const AccessGroup &G, const char *What);
   std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
@@ -680,6 +681,19 @@ std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
   uint64_t Size = DL.getTypeStoreSize(getLoadStoreType(&I));
   return Access{&I, AR->getStart(), rowBytes(AR, Inner, Size),
                 isa<StoreInst>(I)};
+}
+
+/// Declines \p G, with a remark naming it \p What, when it accesses an
+/// object known to be at most CacheResidentBytes large.
+bool LoopPrefetcher::declineCacheResident(const AccessGroup &G,
+                                          const char *What) {
+  std::optional<uint64_t> Size = knownObjectSize(G.Base);
+  if (!Size || *Size > CacheResidentBytes)
+    return false;
+  declineGroup(G, "CacheResident",
+               Twine(What) + " is only " + Twine(*Size) +
+                   " bytes: it stays in cache");
+  return true;
 }
 
 void LoopPrefetcher::declineVolatile(Instruction &I) {
@@ -1841,13 +1855,8 @@ bool LoopPrefetcher::run() {
                          "the hardware prefetcher covers");
         continue;
       }
-      if (std::optional<uint64_t> Size = knownObjectSize(G->Base);
-          Size && *Size <= CacheResidentBytes) {
-        declineGroup(*G, "CacheResident",
-                     "the object is only " + Twine(*Size) +
-                         " bytes: it stays in cache");
+      if (declineCacheResident(*G, "the object"))
         continue;
-      }
       Strided.push_back({G, *Stride});
     }
 
@@ -1866,13 +1875,8 @@ bool LoopPrefetcher::run() {
                      "the loop may store to the index arrays of the chain");
         continue;
       }
-      if (std::optional<uint64_t> Size = knownObjectSize(G->Base);
-          Size && *Size <= CacheResidentBytes) {
-        declineGroup(*G, "CacheResident",
-                     "the indexed object is only " + Twine(*Size) +
-                         " bytes: it stays in cache");
+      if (declineCacheResident(*G, "the indexed object"))
         continue;
-      }
       Chosen.push_back(G);
     }
   }
