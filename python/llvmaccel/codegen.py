@@ -879,18 +879,13 @@ class _Emitter:
         dt = node.dtype
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
-        vbytes = _vector_bytes()
-        vw = max(1, vbytes // dt.itemsize)
+        vw = _matmul_tiling(dt, 1)[0]
+        small_n = isinstance(n, int) and n <= vw
+        nrv = 1 if small_n else _MATMUL_NR_VECTORS
+        _, mr, kc = _matmul_tiling(dt, nrv)
         # N == 1: B is a vector, contiguous along k whatever its layout.
         mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
-                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k))
-        small_n = isinstance(n, int) and n <= vw
-        mm.nrv = 1 if small_n else _MATMUL_NR_VECTORS
-        # Rows of the tile: the largest power of two (at most 8) whose
-        # accumulators leave 4 vector registers for B and a broadcast of A.
-        regs = 32 if vbytes >= 64 or _is_arm() else 16
-        mm.mr = min(8, 1 << (((regs - 4) // mm.nrv).bit_length() - 1))
-        mm.kc = max(vw, _MATMUL_PANEL_BYTES // (mm.nrv * vw * dt.itemsize))
+                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
         dot = not ta and mm.tb and isinstance(n, int) and n < vw
         with self.nest(batch) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
@@ -1459,9 +1454,9 @@ class _Matmul:
     dm: str
     dn: str
     dk: str
-    nrv: int = 2
-    mr: int = 8
-    kc: int = 128
+    nrv: int
+    mr: int
+    kc: int
     oa: str = "0"
     ob: str = "0"
     oc: str = "0"
@@ -1492,6 +1487,19 @@ def _matmul_source(x: Node) -> tuple[Node, bool]:
         if tuple(y.attrs["perm"]) == tuple(range(r - 2)) + (r - 1, r - 2):
             return y.inputs[0], True
     return x, False
+
+
+def _matmul_tiling(dt: DType, nrv: int) -> tuple[int, int, int]:
+    """(vector width W, tile rows MR, panel depth KC) of the host for register
+    tiles of ``nrv`` vectors. MR: the largest power of two (at most 8) whose
+    accumulators leave 4 vector registers for B and a broadcast of A; KC: the
+    depth of a _MATMUL_PANEL_BYTES panel."""
+    vbytes = _vector_bytes()
+    vw = max(1, vbytes // dt.itemsize)
+    regs = 32 if vbytes >= 64 or _is_arm() else 16
+    mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
+    kc = max(vw, _MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
+    return vw, mr, kc
 
 
 def _is_arm() -> bool:

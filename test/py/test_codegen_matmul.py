@@ -23,11 +23,8 @@ def _cache_dir(tmp_path, monkeypatch):
 
 def _tiling(dt: DType) -> tuple[int, int, int, int]:
     """(vector width W, tile rows MR, tile columns NR, panel depth KC) of the host."""
-    vw = codegen._vector_bytes() // dt.itemsize
-    regs = 32 if vw * dt.itemsize >= 64 or codegen._is_arm() else 16
     nrv = codegen._MATMUL_NR_VECTORS
-    mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
-    kc = max(vw, codegen._MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
+    vw, mr, kc = codegen._matmul_tiling(dt, nrv)
     return vw, mr, nrv * vw, kc
 
 
