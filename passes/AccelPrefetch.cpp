@@ -115,6 +115,7 @@
 
 #include "AccelPrefetch.h"
 #include "Compat.h"
+#include "PassParams.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -138,10 +139,12 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace llvm;
 
@@ -174,6 +177,14 @@ constexpr unsigned AssumedIPC = 4;
 /// overlaps anything, beyond 256 the line is likely evicted before its use.
 constexpr unsigned MinDistance = 4;
 constexpr unsigned MaxDistance = 256;
+/// Ranges of the numeric parameters (`accel-prefetch<distance=N;...>`): wide
+/// enough for any machine, narrow enough that no arithmetic on them wraps.
+constexpr unsigned MaxDistanceParam = 65536;
+constexpr unsigned MaxLatencyParam = 100000;
+constexpr unsigned MinCacheLineParam = 16;
+constexpr unsigned MaxCacheLineParam = 4096;
+constexpr unsigned MaxMinStrideParam = 1u << 30;
+constexpr unsigned MaxLinesParam = 64;
 /// Trip count assumed for an inner loop whose trip count is unknown, when
 /// weighting its cost in the cost of one outer iteration.
 constexpr unsigned DefaultInnerTripCount = 16;
@@ -500,10 +511,10 @@ private:
 
   // Transformation.
   Value *nestLastIteration();
-  Value *iterationAhead(unsigned D);
-  Value *valueAt(Value *V, unsigned D);
-  Value *instructionAt(Instruction *I, unsigned D);
-  Value *expandAt(const SCEV *S, unsigned D, Type *Ty);
+  Value *iterationAhead(uint64_t D);
+  Value *valueAt(Value *V, uint64_t D);
+  Value *instructionAt(Instruction *I, uint64_t D);
+  Value *expandAt(const SCEV *S, uint64_t D, Type *Ty);
   void emitPrefetch(const SCEV *Addr, bool IsWrite);
   unsigned emitStrided(const AccessGroup &G, int64_t Stride, unsigned D);
   unsigned emitIndirect(const AccessGroup &G, unsigned D);
@@ -551,8 +562,10 @@ private:
   const Loop *NestMain = nullptr;
   const SCEV *NestMainStart = nullptr;
   uint64_t NestMainStep = 0;
-  DenseMap<unsigned, Value *> Ahead;
-  DenseMap<std::pair<Value *, unsigned>, Value *> ValuesAt;
+  /// Iteration ahead per distance. An ordered map: a DenseMap<unsigned> must
+  /// never see ~0u or ~0u - 1 (its empty and tombstone keys) as a key.
+  std::map<uint64_t, Value *> Ahead;
+  std::map<std::pair<Value *, uint64_t>, Value *> ValuesAt;
   /// Pointers of look-ahead loads: distance, address in L, address ahead.
   SmallVector<std::tuple<unsigned, const SCEV *, Value *>, 8> AheadPtrs;
   SmallPtrSet<LoadInst *, 4> PrefetchedLinks;
@@ -564,68 +577,21 @@ private:
 // Parameters
 //===----------------------------------------------------------------------===//
 
-static Error paramError(StringRef Param, StringRef Why) {
-  std::string Msg =
-      ("invalid accel-prefetch pass parameter '" + Param + "'").str();
-  if (!Why.empty())
-    Msg += (": " + Why).str();
-  return make_error<StringError>(Msg, inconvertibleErrorCode());
-}
-
 Expected<AccelPrefetchOptions>
 llvm::parseAccelPrefetchOptions(StringRef Params) {
   AccelPrefetchOptions Opts;
-  while (!Params.empty()) {
-    StringRef Param;
-    std::tie(Param, Params) = Params.split(';');
-    if (Param.empty())
-      continue;
-    auto [Key, Value] = Param.split('=');
-    bool HasValue = Param.contains('=');
-
-    auto ParseUnsigned = [&](unsigned Min) -> Expected<unsigned> {
-      unsigned N;
-      if (!HasValue || Value.getAsInteger(10, N))
-        return paramError(Param,
-                          "expected " + Key.str() + "=<non-negative integer>");
-      if (N < Min)
-        return paramError(Param,
-                          Key.str() + " must be at least " + utostr(Min));
-      return N;
-    };
-
-    if (Key == "distance" || Key == "latency" || Key == "min-stride" ||
-        Key == "max-lines" || Key == "cache-line") {
-      Expected<unsigned> N = ParseUnsigned(Key == "min-stride" ? 0 : 1);
-      if (!N)
-        return N.takeError();
-      if (Key == "distance")
-        Opts.Distance = *N;
-      else if (Key == "latency")
-        Opts.Latency = *N;
-      else if (Key == "min-stride")
-        Opts.MinStride = *N;
-      else if (Key == "max-lines")
-        Opts.MaxLines = *N;
-      else if (!isPowerOf2_32(*N))
-        return paramError(Param, "cache-line must be a power of two");
-      else
-        Opts.CacheLine = *N;
-      continue;
-    }
-
-    if (HasValue)
-      return paramError(Param, "");
-    bool Enable = !Key.consume_front("no-");
-    if (Key == "indirect")
-      Opts.Indirect = Enable;
-    else if (Key == "strided")
-      Opts.Strided = Enable;
-    else if (Key == "writes")
-      Opts.Writes = Enable;
-    else
-      return paramError(Param, "");
-  }
+  accel::PassParamParser P("accel-prefetch");
+  P.integer("distance", Opts.Distance, 1, MaxDistanceParam);
+  P.integer("latency", Opts.Latency, 1, MaxLatencyParam);
+  P.integer("cache-line", Opts.CacheLine, MinCacheLineParam, MaxCacheLineParam,
+            /*PowerOf2=*/true);
+  P.integer("min-stride", Opts.MinStride, 0, MaxMinStrideParam);
+  P.integer("max-lines", Opts.MaxLines, 1, MaxLinesParam);
+  P.flag("indirect", Opts.Indirect);
+  P.flag("strided", Opts.Strided);
+  P.flag("writes", Opts.Writes);
+  if (Error E = P.parse(Params))
+    return std::move(E);
   return Opts;
 }
 
@@ -1579,11 +1545,14 @@ Value *LoopPrefetcher::nestLastIteration() {
 
 /// K = it + umin(BTC - it, D): the iteration \p D ahead, clamped to the last
 /// one the loop runs. Emitted once per distance in the header.
-Value *LoopPrefetcher::iterationAhead(unsigned D) {
+Value *LoopPrefetcher::iterationAhead(uint64_t D) {
+  Type *Ty = BackedgeCount->getType();
+  // D may not fit the trip count's type: umin(Left, D) is then Left.
+  unsigned Bits = Ty->getIntegerBitWidth();
+  D = std::min(D, Bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << Bits) - 1);
   Value *&K = Ahead[D];
   if (K)
     return K;
-  Type *Ty = BackedgeCount->getType();
   if (!Iteration)
     Iteration = Expander->expandCodeFor(
         SE.getAddRecExpr(SE.getZero(Ty), SE.getOne(Ty), &L, SCEV::FlagNUW), Ty,
@@ -1598,7 +1567,7 @@ Value *LoopPrefetcher::iterationAhead(unsigned D) {
 }
 
 /// \p S (an address or index of L) evaluated at iteration iterationAhead(D).
-Value *LoopPrefetcher::expandAt(const SCEV *S, unsigned D, Type *Ty) {
+Value *LoopPrefetcher::expandAt(const SCEV *S, uint64_t D, Type *Ty) {
   const SCEV *K = SE.getUnknown(iterationAhead(D));
   auto AtK = [&](Instruction *I) { return instructionAt(I, D); };
   AtIterationRewriter Rewriter(SE, L, K, AtK);
@@ -1606,7 +1575,7 @@ Value *LoopPrefetcher::expandAt(const SCEV *S, unsigned D, Type *Ty) {
                                  Builder->GetInsertPoint());
 }
 
-Value *LoopPrefetcher::valueAt(Value *V, unsigned D) {
+Value *LoopPrefetcher::valueAt(Value *V, uint64_t D) {
   auto *I = dyn_cast<Instruction>(V);
   if (!I || !L.contains(I))
     return V;
@@ -1620,7 +1589,7 @@ Value *LoopPrefetcher::valueAt(Value *V, unsigned D) {
 
 /// \p I, an instruction the DependenceFinder accepted, recomputed at
 /// iterationAhead(D): loads become look-ahead loads, the rest is cloned.
-Value *LoopPrefetcher::instructionAt(Instruction *I, unsigned D) {
+Value *LoopPrefetcher::instructionAt(Instruction *I, uint64_t D) {
   auto Key = std::make_pair(static_cast<Value *>(I), D);
   auto It = ValuesAt.find(Key);
   if (It != ValuesAt.end())
@@ -1676,10 +1645,14 @@ unsigned LoopPrefetcher::emitStrided(const AccessGroup &G, int64_t Stride,
                                      unsigned D) {
   Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
   SmallVector<int64_t, 8> Points = linePoints(G);
+  // Stride * D + Offset in SCEV's wrapping arithmetic: a prefetch of a
+  // wrapped address is harmless, an overflowing int64_t is not.
+  const SCEV *Jump =
+      SE.getMulExpr(SE.getConstant(IntTy, Stride), SE.getConstant(IntTy, D));
   for (int64_t Offset : Points)
-    emitPrefetch(
-        SE.getAddExpr(G.Base, SE.getConstant(IntTy, Stride * D + Offset)),
-        G.IsWrite);
+    emitPrefetch(SE.getAddExpr(SE.getAddExpr(G.Base, Jump),
+                               SE.getConstant(IntTy, Offset)),
+                 G.IsWrite);
   NumStridedPrefetches += Points.size();
   return Points.size();
 }
@@ -1689,7 +1662,7 @@ unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
   // prefetched D * (G.Level + 2 - l) iterations ahead.
   for (auto [Link, Level] : G.Loads) {
     const SCEV *Ptr = SE.getSCEV(Link->getPointerOperand());
-    unsigned LinkD = D * (G.Level + 2 - Level);
+    uint64_t LinkD = SaturatingMultiply<uint64_t>(D, G.Level + 2 - Level);
     if (Level == 1) {
       std::optional<int64_t> Stride = constantStride(Ptr);
       if (!Stride || uint64_t(std::abs(*Stride)) < minStride())

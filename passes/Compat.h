@@ -61,6 +61,21 @@ inline void registerOptimizerLast(PassBuilder &PB, ModuleEPCallback C) {
 #endif
 }
 
+/// Registers \p C at the PipelineEarlySimplification extension point (the
+/// start of the module simplification pipeline, before the inliner's CGSCC
+/// walk and the function simplification passes).
+inline void registerPipelineEarlySimplification(PassBuilder &PB,
+                                                ModuleEPCallback C) {
+#if LLVM_VERSION_MAJOR >= 20
+  PB.registerPipelineEarlySimplificationEPCallback(
+      [C](ModulePassManager &MPM, OptimizationLevel Level, ThinOrFullLTOPhase) {
+        C(MPM, Level);
+      });
+#else
+  PB.registerPipelineEarlySimplificationEPCallback(C);
+#endif
+}
+
 /// The first point in \p BB where a non-PHI instruction may be inserted.
 inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
 #if LLVM_VERSION_MAJOR >= 20

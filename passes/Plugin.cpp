@@ -17,6 +17,7 @@
 
 #include "AccelPrefetch.h"
 #include "Compat.h"
+#include "PassParams.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -93,7 +94,7 @@ bool isAutoEnabled(StringRef PassName) {
 }
 
 struct PassEntry {
-  StringRef Name, ExtensionPoint, Summary;
+  StringRef Name, Kind, ExtensionPoint, Summary;
 };
 struct ParamEntry {
   StringRef Pass, Name, Default, Help;
@@ -101,8 +102,10 @@ struct ParamEntry {
 
 ArrayRef<PassEntry> allPasses() {
   static const PassEntry Passes[] = {
+#define ACCEL_MODULE_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)              \
+  {NAME, "module", EP, SUMMARY},
 #define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
-  {NAME, EP, SUMMARY},
+  {NAME, "function", EP, SUMMARY},
 #include "Passes.def"
   };
   return Passes;
@@ -133,20 +136,69 @@ void checkAutoSelection() {
           << "-llvmaccel-auto names unknown pass '" << Name << "'\n";
 }
 
-bool parseFunctionPass(StringRef Name, FunctionPassManager &FPM) {
-#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+/// Parses `NAME` or `NAME<params>` for one pass of Passes.def into \p PM.
+#define ACCEL_PARSE_PASS(NAME, CREATE_PASS, PARSER, PM)                        \
   if (PassBuilder::checkParametrizedPassName(Name, NAME)) {                    \
+    if (Name.ends_with("<>")) {                                                \
+      reportPipelineError(accel::emptyParamListError(NAME));                   \
+      return false;                                                            \
+    }                                                                          \
     auto Params = PassBuilder::parsePassParameters(PARSER, Name, NAME);        \
     if (!Params) {                                                             \
       reportPipelineError(Params.takeError());                                 \
       return false;                                                            \
     }                                                                          \
     auto &Opts = *Params;                                                      \
-    FPM.addPass(CREATE_PASS);                                                  \
+    PM.addPass(CREATE_PASS);                                                   \
     return true;                                                               \
   }
+
+bool parseFunctionPass(StringRef Name, FunctionPassManager &FPM) {
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
+  ACCEL_PARSE_PASS(NAME, CREATE_PASS, PARSER, FPM)
 #include "Passes.def"
   return false;
+}
+
+bool parseModulePass(StringRef Name, ModulePassManager &MPM) {
+#define ACCEL_MODULE_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)              \
+  ACCEL_PARSE_PASS(NAME, CREATE_PASS, PARSER, MPM)
+#include "Passes.def"
+  return false;
+}
+
+/// Whether the default pipeline at \p Level gets llvmaccel passes: O2 and O3
+/// only, since the passes trade code size for speed.
+bool wantsPasses(OptimizationLevel Level) {
+  return Level.getSpeedupLevel() >= 2 && Level.getSizeLevel() == 0;
+}
+
+/// Adds the function passes of Passes.def that join at \p EP, with their
+/// default parameters.
+void addFunctionPasses(FunctionPassManager &FPM, StringRef EP) {
+  checkAutoSelection();
+#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, PASS_EP, SUMMARY)       \
+  if (StringRef(PASS_EP) == EP && isAutoEnabled(NAME)) {                       \
+    decltype(PARSER(""))::value_type Opts;                                     \
+    FPM.addPass(CREATE_PASS);                                                  \
+  }
+#include "Passes.def"
+}
+
+/// Adds the module passes of Passes.def that join at \p EP, then the
+/// function passes that do, with their default parameters.
+void addModulePasses(ModulePassManager &MPM, StringRef EP) {
+  checkAutoSelection();
+#define ACCEL_MODULE_PASS(NAME, CREATE_PASS, PARSER, PASS_EP, SUMMARY)         \
+  if (StringRef(PASS_EP) == EP && isAutoEnabled(NAME)) {                       \
+    decltype(PARSER(""))::value_type Opts;                                     \
+    MPM.addPass(CREATE_PASS);                                                  \
+  }
+#include "Passes.def"
+  FunctionPassManager FPM;
+  addFunctionPasses(FPM, EP);
+  if (!FPM.isEmpty())
+    MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
 }
 
 void registerCallbacks(PassBuilder &PB) {
@@ -155,25 +207,33 @@ void registerCallbacks(PassBuilder &PB) {
          ArrayRef<PassBuilder::PipelineElement>) {
         return parseFunctionPass(Name, FPM);
       });
+  PB.registerPipelineParsingCallback(
+      [](StringRef Name, ModulePassManager &MPM,
+         ArrayRef<PassBuilder::PipelineElement>) {
+        return parseModulePass(Name, MPM);
+      });
 
   // Extension points: each pass joins the default O2/O3 pipelines at the
   // point named in Passes.def, unless -llvmaccel-auto leaves it out.
-  accel::registerOptimizerLast(
-      PB, [](ModulePassManager &MPM, OptimizationLevel Level) {
-        // O2 and O3 only: the passes trade code size for speed.
-        if (Level.getSpeedupLevel() < 2 || Level.getSizeLevel() > 0)
-          return;
-        checkAutoSelection();
-        FunctionPassManager FPM;
-#define ACCEL_FUNCTION_PASS(NAME, CREATE_PASS, PARSER, EP, SUMMARY)            \
-  if (StringRef(EP) == "OptimizerLast" && isAutoEnabled(NAME)) {               \
-    decltype(PARSER(""))::value_type Opts;                                     \
-    FPM.addPass(CREATE_PASS);                                                  \
-  }
-#include "Passes.def"
-        if (!FPM.isEmpty())
-          MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
-      });
+  auto AtModuleEP = [](const char *EP) {
+    return [EP](ModulePassManager &MPM, OptimizationLevel Level) {
+      if (wantsPasses(Level))
+        addModulePasses(MPM, EP);
+    };
+  };
+  auto AtFunctionEP = [](const char *EP) {
+    return [EP](FunctionPassManager &FPM, OptimizationLevel Level) {
+      if (wantsPasses(Level))
+        addFunctionPasses(FPM, EP);
+    };
+  };
+  PB.registerPipelineStartEPCallback(AtModuleEP("PipelineStart"));
+  accel::registerPipelineEarlySimplification(
+      PB, AtModuleEP("PipelineEarlySimplification"));
+  PB.registerPeepholeEPCallback(AtFunctionEP("Peephole"));
+  PB.registerScalarOptimizerLateEPCallback(AtFunctionEP("ScalarOptimizerLate"));
+  PB.registerVectorizerStartEPCallback(AtFunctionEP("VectorizerStart"));
+  accel::registerOptimizerLast(PB, AtModuleEP("OptimizerLast"));
 }
 
 /// Appends \p S to \p Out as a JSON string literal.
@@ -196,7 +256,9 @@ std::string buildCatalog() {
       Out += ",";
     Out += "{\"name\":";
     appendJSONString(Out, P.Name);
-    Out += ",\"kind\":\"function\",\"extension_point\":";
+    Out += ",\"kind\":";
+    appendJSONString(Out, P.Kind);
+    Out += ",\"extension_point\":";
     appendJSONString(Out, P.ExtensionPoint);
     Out += ",\"summary\":";
     appendJSONString(Out, P.Summary);
@@ -221,10 +283,14 @@ std::string buildCatalog() {
   return Out;
 }
 
-/// Lists the llvmaccel passes the way `opt -print-passes` lists LLVM's own.
-void printAccelPasses(raw_ostream &OS) {
-  OS << "LLVMAccel function passes with params:\n";
+/// Lists the llvmaccel passes of one \p Kind, as -print-passes does.
+void printAccelPassesOfKind(raw_ostream &OS, StringRef Kind) {
+  if (none_of(allPasses(), [&](const PassEntry &P) { return P.Kind == Kind; }))
+    return;
+  OS << "LLVMAccel " << Kind << " passes with params:\n";
   for (const PassEntry &P : allPasses()) {
+    if (P.Kind != Kind)
+      continue;
     OS << "  " << P.Name << "<";
     ListSeparator LS(";");
     for (const ParamEntry &Param : allParams())
@@ -232,6 +298,12 @@ void printAccelPasses(raw_ostream &OS) {
         OS << LS << Param.Name;
     OS << ">\n";
   }
+}
+
+/// Lists the llvmaccel passes the way `opt -print-passes` lists LLVM's own.
+void printAccelPasses(raw_ostream &OS) {
+  for (StringRef Kind : {"module", "function"})
+    printAccelPassesOfKind(OS, Kind);
 }
 
 /// Makes dlclose leave this plugin mapped (RTLD_NODELETE).

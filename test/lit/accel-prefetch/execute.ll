@@ -1,6 +1,6 @@
 ; Execution: the kernels compute the same results before and after the
 ; pass, for trip counts below, at, and above the distance (n = 1, 3, 17 with
-; distance 16, and 1000). Every index array ends right before a PROT_NONE
+; distance 16, and 1000), and with the largest distance. Every index array ends right before a PROT_NONE
 ; guard page, so a look-ahead index load that is not clamped to the last
 ; iteration faults.
 
@@ -12,6 +12,10 @@
 ; RUN: opt %loadaccel -passes='accel-prefetch<distance=1>' %s -o %t.d1.bc
 ; RUN: %lli %t.d1.bc > %t.d1
 ; RUN: diff %t.before %t.d1
+; The largest distance: chain links look 3 * 65536 iterations ahead.
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=65536>' %s -o %t.dmax.bc
+; RUN: %lli %t.dmax.bc > %t.dmax
+; RUN: diff %t.before %t.dmax
 ; RUN: opt %loadaccel -passes=accel-prefetch %s -o %t.auto.bc
 ; RUN: %lli %t.auto.bc > %t.auto
 ; RUN: diff %t.before %t.auto
