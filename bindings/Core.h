@@ -46,6 +46,9 @@ struct FunctionInfo {
   bool IsDeclaration = false;
   std::string ReturnType;
   std::vector<std::string> ParamTypes;
+  /// Per parameter: the function only reads through it (`readonly` or
+  /// `readnone` on the parameter, or a function that only reads memory).
+  std::vector<bool> ParamReadOnly;
 };
 
 struct Remark {
@@ -93,7 +96,6 @@ std::string hostCPU();
 
 Status parseIR(const std::string &Buffer, const std::string &Name,
                std::shared_ptr<ModuleHandle> &Out);
-Status loadModule(const std::string &Path, std::shared_ptr<ModuleHandle> &Out);
 
 std::string printModule(ModuleHandle &M);
 std::string moduleBitcode(ModuleHandle &M);

@@ -68,7 +68,8 @@ void translate(const CoreError &E) {
 }
 
 py::tuple functionTuple(const FunctionInfo &F) {
-  return py::make_tuple(F.Name, F.IsDeclaration, F.ReturnType, F.ParamTypes);
+  return py::make_tuple(F.Name, F.IsDeclaration, F.ReturnType, F.ParamTypes,
+                        F.ParamReadOnly);
 }
 
 py::dict reportDict(const Report &R) {
@@ -195,19 +196,6 @@ PYBIND11_MODULE(_core, m) {
         return PyModuleRef{Out};
       },
       py::arg("buffer"), py::arg("name"));
-  m.def(
-      "load_module",
-      [](const std::string &Path) {
-        std::shared_ptr<ModuleHandle> Out;
-        Status S;
-        {
-          py::gil_scoped_release NoGIL;
-          S = loadModule(Path, Out);
-        }
-        check(S);
-        return PyModuleRef{Out};
-      },
-      py::arg("path"));
   m.def(
       "run_passes",
       [](PyModuleRef &M, const std::string &Pipeline, bool VerifyEach,

@@ -13,7 +13,14 @@ The package wraps the LLVMAccel pass plugin:
 from __future__ import annotations
 
 from . import jit
-from .errors import IRParseError, JITError, LLVMAccelError, PipelineError, VerifyError
+from .errors import (
+    IRParseError,
+    JITError,
+    KernelZeroDivisionError,
+    LLVMAccelError,
+    PipelineError,
+    VerifyError,
+)
 from .ir import Function, Module, load_module, parse_ir
 from .pipeline import (
     PassInfo,
@@ -32,6 +39,7 @@ __all__ = [
     "Function",
     "IRParseError",
     "JITError",
+    "KernelZeroDivisionError",
     "LLVMAccelError",
     "Module",
     "PassInfo",

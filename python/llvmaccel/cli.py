@@ -132,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"llvmaccel: error: {err}", file=sys.stderr)
         return 1
     except OSError as err:
-        print(f"llvmaccel: error: {err}", file=sys.stderr)
+        what = f"cannot read '{err.filename}': {err.strerror}" if err.filename else str(err)
+        print(f"llvmaccel: error: {what}", file=sys.stderr)
         return 1
 
 

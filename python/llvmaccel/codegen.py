@@ -178,6 +178,8 @@ class _Emitter:
         self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
         self.reduce_acc: dict[int, Buffer] = {}  # f64 rows of emit_reduce_rows
         self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
+        self.zero_flag: str | None = None  # integer division by zero seen (an i1)
+        self.zero_flag_used = False
 
     # -- low-level --------------------------------------------------------
     def fresh(self, hint: str = "v") -> str:
@@ -516,7 +518,7 @@ class _Emitter:
             return v, None
         if mode == "fill":
             return v, self.op(f"icmp ult i64 {v}, {n}", "c")
-        return v, None  # check / wrap: validated before the loop nest
+        return v, None  # check / wrap: validated before the loop nest (check_indices)
 
     def emit_take(self, node: Node, idx: list[str]) -> str:
         x, index = node.inputs
@@ -596,7 +598,8 @@ class _Emitter:
         if op == "unary":
             return self.unary(node.attrs["fn"], node.dtype, args[0])
         if op == "binary":
-            return self.binary(node.attrs["fn"], node.dtype, args[0], args[1])
+            return self.binary(node.attrs["fn"], node.dtype, args[0], args[1],
+                               node.attrs.get("zero_div", "error"))
         raise CodegenError(f"not an elementwise op: {op}")
 
     def compare(self, fn: str, dt: DType, a: str, b: str) -> str:
@@ -669,7 +672,9 @@ class _Emitter:
             return self.op(f"select i1 {p}, {t} {one}, {t} {v}")
         raise CodegenError(f"unsupported unary op {fn}")
 
-    def binary(self, fn: str, dt: DType, a: str, b: str) -> str:
+    def binary(self, fn: str, dt: DType, a: str, b: str, zero_div: str = "error") -> str:
+        """``fn(a, b)`` on scalars (or vectors) of ``dt``. Integer division by
+        zero follows ``zero_div`` (see Graph.binary); it never traps."""
         t = dt.llvm
         if dt.is_float:
             simple = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv",
@@ -694,15 +699,18 @@ class _Emitter:
                 return self.op(f"{'or' if fn == 'maximum' else 'and'} i1 {a}, {b}")
             return self.call(f"llvm.s{fn[:3]}.{t}", t, [(t, a), (t, b)])
         if fn in ("div", "rem", "floordiv"):
-            # No traps: x / 0 gives 0, INT_MIN / -1 wraps.
+            # No traps: the divisor is made safe, INT_MIN / -1 wraps, and a
+            # zero divisor gives XLA's values or sets the kernel's flag.
             zero = self.op(f"icmp eq {t} {b}, 0", "c")
+            if zero_div == "error":
+                self.flag_zero_division(zero)
             m1 = self.op(f"icmp eq {t} {b}, -1", "c")
             safe = self.op(f"select i1 {zero}, {t} 1, {t} {b}")
             safe = self.op(f"select i1 {m1}, {t} 1, {t} {safe}")
             if fn == "rem":
                 r = self.op(f"srem {t} {a}, {safe}")
                 r = self.op(f"select i1 {m1}, {t} 0, {t} {r}")
-                return self.op(f"select i1 {zero}, {t} 0, {t} {r}")
+                return self.op(f"select i1 {zero}, {t} {a}, {t} {r}")  # XLA: the dividend
             q = self.op(f"sdiv {t} {a}, {safe}")
             q = self.op(f"select i1 {m1}, {t} {self.op(f'sub {t} 0, {a}')}, {t} {q}")
             if fn == "floordiv":
@@ -713,13 +721,14 @@ class _Emitter:
                 adj = self.op(f"and i1 {nz}, {neg}", "c")
                 adj = self.op(f"and i1 {adj}, {self.op(f'xor i1 {m1}, true', 'c')}", "c")
                 q = self.op(f"sub {t} {q}, {self.op(f'zext i1 {adj} to {t}')}")
-            return self.op(f"select i1 {zero}, {t} 0, {t} {q}")
+            return self.op(f"select i1 {zero}, {t} -1, {t} {q}")  # XLA: -1
         raise CodegenError(f"unsupported integer op {fn}")
 
     # -- index checks -------------------------------------------------------
-    def check_indices(self, index: Node, size: object, what: str) -> None:
+    def check_indices(self, index: Node, size: object, what: str, wrap: bool = False) -> None:
         """A branch-free scan of ``index`` (a buffer): return an error code when
-        any entry is outside ``[0, size)``."""
+        any entry is outside ``[0, size)`` (``[-size, size)`` with ``wrap``,
+        where a negative index counts from the end)."""
         buf = self.buffer_of(index)
         if buf is None:
             raise CodegenError("index operand is not materialized")
@@ -733,10 +742,37 @@ class _Emitter:
             v = self.load(buf, i)
             if index.dtype is DType.i32:
                 v = self.op(f"sext i32 {v} to i64", "i")
+            if wrap:
+                neg = self.op(f"icmp slt i64 {v}, 0", "c")
+                v = self.op(f"select i1 {neg}, i64 {self.op(f'add i64 {v}, {bound}', 'i')}, "
+                            f"i64 {v}", "i")
             bad = self.op(f"icmp uge i64 {v}, {bound}", "c")
             old = self.op(f"load i1, ptr {flag}", "c")
             self.line(f"store i1 {self.op(f'or i1 {old}, {bad}', 'c')}, ptr {flag}")
         self.fail_if(self.op(f"load i1, ptr {flag}", "c"), code)
+
+    def flag_zero_division(self, zero: str) -> None:
+        """Records an integer division by zero (``zero``, an i1) in a flag
+        that :meth:`check_zero_division` tests after the loop nest: an or
+        reduction, so the loop still vectorizes."""
+        if self.zero_flag is None:
+            self.zero_flag = self.alloca("i1")
+            self.prologue.append(f"  store i1 false, ptr {self.zero_flag}")
+        old = self.op(f"load i1, ptr {self.zero_flag}", "c")
+        self.line(f"store i1 {self.op(f'or i1 {old}, {zero}', 'c')}, ptr {self.zero_flag}")
+        self.zero_flag_used = True
+
+    def check_zero_division(self) -> None:
+        """Fails the kernel when a loop nest emitted since the last check
+        divided an integer by zero."""
+        if not self.zero_flag_used:
+            return
+        self.zero_flag_used = False
+        code = next((c for c, (k, _) in self.errors.items() if k == "ZeroDivisionError"), 0)
+        if not code:
+            code = len(self.errors) + 1
+            self.errors[code] = ("ZeroDivisionError", "ZeroDivisionError")
+        self.fail_if(self.op(f"load i1, ptr {self.zero_flag}", "c"), code)
 
     def fail_if(self, bad: str, code: int) -> None:
         err, ok = self.label("fail"), self.label("ok")
@@ -1178,19 +1214,7 @@ class _Emitter:
         nidx = self.dim(indices.shape[0])
         noff = self.dim(offsets.shape[0])
         d = self.dim(table.shape[1])
-        # offsets must lie in [0, len(indices)].
-        code = len(self.errors) + 1
-        self.errors[code] = ("IndexError", "embedding_bag: offsets out of range "
-                                           "(must lie in [0, len(indices)])")
-        flag = self.alloca("i1")
-        self.line(f"store i1 false, ptr {flag}")
-        lim = self.op(f"add nsw i64 {nidx}, 1", "i")
-        with self.loop(noff) as i:
-            v = self.to_i64(self.load(bo, i), offsets.dtype)
-            bad = self.op(f"icmp uge i64 {v}, {lim}", "c")
-            old = self.op(f"load i1, ptr {flag}", "c")
-            self.line(f"store i1 {self.op(f'or i1 {old}, {bad}', 'c')}, ptr {flag}")
-        self.fail_if(self.op(f"load i1, ptr {flag}", "c"), code)
+        self.check_bag_offsets(bo, offsets.dtype, noff, nidx)
         self.check_indices(indices, table.shape[0], "embedding_bag")
 
         bags = self.dim(node.shape[0])
@@ -1219,6 +1243,11 @@ class _Emitter:
                     o = self.iadd(orow, k)
                     self.store(out, o, self.op(f"fadd {t} {self.load(out, o)}, {v}"))
             if node.attrs["mode"] == "mean":
+                if node.attrs["last"]:
+                    # As eager PyTorch counts it: the last bag's size runs to
+                    # len(indices) even when the last offset stops short.
+                    lastbag = self.op(f"icmp eq i64 {b1}, {bags}", "c")
+                    end = self.op(f"select i1 {lastbag}, i64 {nidx}, i64 {end}", "i")
                 cnt = self.op(f"sub nsw i64 {end}, {start}", "i")
                 pos = self.op(f"icmp sgt i64 {cnt}, 0", "c")
                 one = self.op(f"select i1 {pos}, i64 {cnt}, i64 1", "i")
@@ -1226,6 +1255,42 @@ class _Emitter:
                 with self.loop(d) as k:
                     o = self.iadd(orow, k)
                     self.store(out, o, self.op(f"fdiv {t} {self.load(out, o)}, {fc}"))
+
+    def check_bag_offsets(self, bo: Buffer, dt: DType, noff: str, nidx: str) -> None:
+        """Fails the kernel, as eager PyTorch does, unless the bag offsets
+        start at 0, never decrease, and end at most at len(indices)."""
+        rules = [
+            ("first", "offsets[0] has to be 0, i.e., the first sequence in the "
+                      "mini-batch has to start from position 0"),
+            ("last", "offsets[-1] can not be greater than input's length"),
+            ("order", "offsets must be non-decreasing"),
+        ]
+        flags = {}
+        for name, _ in rules:
+            flags[name] = self.alloca("i1")
+            self.line(f"store i1 false, ptr {flags[name]}")
+        last = self.op(f"sub nsw i64 {noff}, 1", "i")
+        with self.loop(noff) as i:
+            v = self.to_i64(self.load(bo, i), dt)
+            first = self.op(f"icmp eq i64 {i}, 0", "c")
+            prev_i = self.op(f"select i1 {first}, i64 0, i64 {self.op(f'sub i64 {i}, 1', 'i')}",
+                             "i")
+            prev = self.to_i64(self.load(bo, prev_i), dt)
+            is_last = self.op(f"icmp eq i64 {i}, {last}", "c")
+            bad = {
+                "first": self.op(f"and i1 {first}, {self.op(f'icmp ne i64 {v}, 0', 'c')}", "c"),
+                "last": self.op(f"and i1 {is_last}, "
+                                f"{self.op(f'icmp sgt i64 {v}, {nidx}', 'c')}", "c"),
+                "order": self.op(f"icmp slt i64 {v}, {prev}", "c"),
+            }
+            for name, _ in rules:
+                old = self.op(f"load i1, ptr {flags[name]}", "c")
+                self.line(f"store i1 {self.op(f'or i1 {old}, {bad[name]}', 'c')}, "
+                          f"ptr {flags[name]}")
+        for name, message in rules:
+            code = len(self.errors) + 1
+            self.errors[code] = ("RuntimeError", f"embedding_bag: {message}")
+            self.fail_if(self.op(f"load i1, ptr {flags[name]}", "c"), code)
 
     def to_i64(self, v: str, dt: DType) -> str:
         return self.op(f"sext i32 {v} to i64", "i") if dt is DType.i32 else v
@@ -1351,26 +1416,34 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
     params += out_params + temp_params + [f"i64 %sym.{s}" for s in symbols]
 
     # Index checks of graph inputs first; of computed indices after their nest.
-    checks: dict[int, list[tuple[Node, object, str]]] = {}
+    # Every index of a "check" or "wrap" take/gather is validated before it
+    # is used: the loop nests themselves read x[index] unchecked.
+    checks: dict[int, list[tuple[Node, object, str, bool]]] = {}
     for n in graph.nodes:
-        if n.op in ("take", "gather") and n.attrs["mode"] == "check":
+        if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):
             idx = n.inputs[1]
             size = n.inputs[0].shape[n.attrs["axis"] if n.op == "take" else n.attrs["dim"]]
-            what = "embedding/index_select" if n.op == "take" else "gather"
-            checks.setdefault(_root_for_buffer(idx), []).append((idx, size, what))
+            wrap = n.attrs["mode"] == "wrap"
+            what = "gather" if n.op == "gather" else \
+                "indexing/take" if wrap else "embedding/index_select"
+            checks.setdefault(_root_for_buffer(idx), []).append((idx, size, what, wrap))
     for nid in list(checks):
         if nid in kinputs or nid in kconsts:
-            for idx, size, what in checks.pop(nid):
-                e.check_indices(idx, size, what)
+            for idx, size, what, wrap in checks.pop(nid):
+                e.check_indices(idx, size, what, wrap)
     for n in order:
         if isinstance(n, _Copy):
             e.memo = {}
             with e.nest(n.node.shape) as idx:
                 e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
+            e.check_zero_division()
             continue
         e.materialize(n, e.buffers[n.id])
-        for idx, size, what in checks.pop(n.id, []):
-            e.check_indices(idx, size, what)
+        e.check_zero_division()
+        for idx, size, what, wrap in checks.pop(n.id, []):
+            e.check_indices(idx, size, what, wrap)
+    if checks:  # an index that no loop nest materialized: never read unchecked
+        raise CodegenError("index checks without a materialized index")
     e.line("ret i32 0")
 
     lines = [f"; llvmaccel graph {graph.fingerprint()}",

@@ -37,6 +37,7 @@ import numpy as np
 from . import jit
 from ._native import core
 from .codegen import Kernel, generate
+from .errors import KernelZeroDivisionError
 from .graph import DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
 from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
@@ -282,8 +283,8 @@ class CompiledGraph:
     def _raise(self, rc: int) -> None:
         kind, message = self.kernel.errors.get(rc, ("RuntimeError",
                                                     f"kernel failed with code {rc}"))
-        raise {"IndexError": IndexError, "ValueError": ValueError}.get(
-            kind, RuntimeError)(message)
+        raise {"IndexError": IndexError, "ValueError": ValueError,
+               "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
 
     def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> tuple[list[Any], _Plan]:
         """A call with any inputs: checked, converted. Returns all output

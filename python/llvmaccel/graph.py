@@ -218,6 +218,8 @@ BINARY_OPS = frozenset({
 })
 COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
+# Integer forms of these divide: a zero divisor needs a rule (Graph.binary).
+INT_DIVISION_OPS = ("div", "rem", "floordiv")
 
 
 @dataclass(eq=False)
@@ -382,9 +384,14 @@ class Graph:
             raise GraphError(f"{op} needs a floating-point operand, got {x.dtype.value[0]}")
         return self._add(Node("unary", (x,), x.shape, dtype, {"fn": op}))
 
-    def binary(self, op: str, a: Node, b: Node) -> Node:
+    def binary(self, op: str, a: Node, b: Node, int_zero_div: str = "error") -> Node:
         """Elementwise ``op(a, b)`` with broadcasting; operands are cast to
-        their promoted dtype."""
+        their promoted dtype.
+
+        ``int_zero_div`` says what integer ``div``, ``rem`` and ``floordiv``
+        give for a zero divisor: ``"error"`` (the kernel fails with a
+        ZeroDivisionError, as eager PyTorch does) or ``"xla"`` (``div`` gives
+        -1 and ``rem`` the dividend, as XLA and so JAX do)."""
         if op in COMPARE_OPS:
             dt = promote(a.dtype, b.dtype)
             a, b = self.cast(a, dt), self.cast(b, dt)
@@ -400,8 +407,13 @@ class Graph:
         if dt is DType.bool and op not in ("and", "or", "xor", "maximum", "minimum"):
             dt = DType.i64 if op != "div" else DType.f32
         a, b = self.cast(a, dt), self.cast(b, dt)
+        attrs: dict[str, Any] = {"fn": op}
+        if op in INT_DIVISION_OPS and not dt.is_float:
+            if int_zero_div not in ("error", "xla"):
+                raise GraphError(f"unknown int_zero_div {int_zero_div!r}")
+            attrs["zero_div"] = int_zero_div
         return self._add(Node("binary", (a, b), _broadcast_shapes(a.shape, b.shape), dt,
-                              {"fn": op}))
+                              attrs))
 
     def where(self, cond: Node, a: Node, b: Node) -> Node:
         """``cond ? a : b`` elementwise, with broadcasting."""

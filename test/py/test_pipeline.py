@@ -37,9 +37,9 @@ def test_unknown_pass_raises_pipeline_error(axpy_module):
     "pipeline, message",
     [
         ("accel-prefetch<bogus>", "invalid accel-prefetch pass parameter 'bogus'"),
-        ("accel-prefetch<distance=abc>", "expected distance=<non-negative integer>"),
-        ("accel-prefetch<cache-line=48>", "cache-line must be a power of two"),
-        ("accel-prefetch<max-lines=0>", "max-lines must be at least 1"),
+        ("accel-prefetch<distance=abc>", "distance must be an integer from 1 to 65536"),
+        ("accel-prefetch<cache-line=48>", "cache-line must be a power of two from 16 to 4096"),
+        ("accel-prefetch<max-lines=0>", "max-lines must be an integer from 1 to 64"),
     ],
 )
 def test_bad_parameter_raises_pipeline_error(axpy_module, pipeline, message):
