@@ -394,6 +394,17 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
   P->registerPassBuilderCallbacks(PB);
   if (TM)
     FAM.registerPass([&] { return TM->getTargetIRAnalysis(); });
+  // The first registration of an analysis wins: this one before the
+  // PassBuilder's default library info.
+  std::unique_ptr<TargetLibraryInfoImpl> TLII;
+  if (!Opts.VectorLibrary.empty()) {
+    if (Opts.VectorLibrary != "libmvec")
+      return Status::error(Status::PipelineError,
+                           "unknown vector library '" + Opts.VectorLibrary +
+                               "' (expected 'libmvec' or nothing)");
+    TLII = accel::createLibmvecTLII(Triple(accel::tripleString(M)));
+    FAM.registerPass([&] { return TargetLibraryAnalysis(*TLII); });
+  }
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
@@ -487,6 +498,48 @@ Status passCatalog(std::string &Out) {
 
 std::string llvmVersion() { return LLVM_VERSION_STRING; }
 std::string hostCPU() { return sys::getHostCPUName().str(); }
+
+Status hostInfo(HostInfo &Out) {
+  initializeLLVM();
+  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return Status::error(Status::JITError, toString(JTMB.takeError()));
+  auto TM = JTMB->createTargetMachine();
+  if (!TM)
+    return Status::error(Status::JITError, toString(TM.takeError()));
+  Out.Triple = (*TM)->getTargetTriple().str();
+  Out.CPU = (*TM)->getTargetCPU().str();
+  for (const auto &Feature : sys::getHostCPUFeatures())
+    if (Feature.second)
+      Out.Features.push_back(Feature.first().str());
+  std::sort(Out.Features.begin(), Out.Features.end());
+  // TTI answers per function, with the function's attributes in force: ask
+  // for an empty function compiled as the JIT compiles kernels.
+  LLVMContext Ctx;
+  Module M("host-info", Ctx);
+  M.setDataLayout((*TM)->createDataLayout());
+  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                                 GlobalValue::ExternalLinkage, "f", M);
+  F->addFnAttr("target-cpu", Out.CPU);
+  F->addFnAttr("target-features", (*TM)->getTargetFeatureString());
+  TargetTransformInfo TTI = (*TM)->getTargetTransformInfo(*F);
+  Out.VectorBits = unsigned(
+      TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue());
+  Out.VectorRegisters =
+      TTI.getNumberOfRegisters(TTI.getRegisterClassForType(/*Vector=*/true));
+  return Status();
+}
+
+bool vectorLibraryHas(const std::string &VectorLibrary,
+                      const std::string &Name) {
+  if (VectorLibrary != "libmvec")
+    return false;
+  initializeLLVM();
+  static const std::unique_ptr<TargetLibraryInfoImpl> TLII =
+      accel::createLibmvecTLII(Triple(sys::getProcessTriple()));
+  return TLII->isFunctionVectorizable(Name);
+}
 
 Status parseIR(const std::string &Buffer, const std::string &Name,
                std::shared_ptr<ModuleHandle> &Out) {

@@ -51,19 +51,17 @@ out of bounds.
 
 from __future__ import annotations
 
-import functools
-import platform
-import re
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from . import vecmath
 from .graph import DType, Graph, GraphError, Node, SymExpr, dim_op, shape_numel
+from .target import TargetInfo
+from .target import host as host_target
 
 __all__ = ["Kernel", "generate", "CodegenError"]
 
@@ -161,9 +159,11 @@ def _strides(shape: tuple) -> list:
 class _Emitter:
     """Builds the body of the entry function."""
 
-    def __init__(self, graph: Graph, name: str) -> None:
+    def __init__(self, graph: Graph, name: str, target: TargetInfo, host: bool) -> None:
         self.g = graph
         self.name = name
+        self.target = target  # vector widths and math variants are sized for it
+        self.host = host  # the code runs here: ask the loaded libraries
         self.allocas: list[str] = []
         self.prologue: list[str] = []
         self.body: list[str] = []
@@ -575,14 +575,18 @@ class _Emitter:
             name = base + ("f" if dt is DType.f32 else "")
         else:
             name = f"llvm.{base}.{'f32' if dt is DType.f32 else 'f64'}"
-        vec = (vecmath.variant(base, dt.itemsize * 8, len(args), _vector_bytes())
-               if base in _VECTOR_MATH else None)
-        if vec is None:
+        # LLVM's own LIBMVEC table (on in the JIT's pipeline) covers some
+        # callees at every width; the others get glibc's variants listed.
+        covered = self.host and vecmath.covered_by_llvm(name)
+        vecs = () if covered or base not in _VECTOR_MATH else \
+            vecmath.variants(base, dt.itemsize * 8, len(args), self.target, self.host)
+        if not vecs:
             return self.call(name, t, [(t, a) for a in args])
-        vt = f"<{vec.lanes} x {t}>"
-        self.declare(vec.symbol, vt, [vt] * len(args))
-        self.vector_variants.add(vec.symbol)
-        abi = f"{vec.abi_prefix}{name}({vec.symbol})"
+        for vec in vecs:
+            vt = f"<{vec.lanes} x {t}>"
+            self.declare(vec.symbol, vt, [vt] * len(args))
+            self.vector_variants.add(vec.symbol)
+        abi = ",".join(f"{vec.abi_prefix}{name}({vec.symbol})" for vec in vecs)
         return self.call(name, t, [(t, a) for a in args],
                          f'nounwind memory(none) "vector-function-abi-variant"="{abi}"')
 
@@ -915,10 +919,10 @@ class _Emitter:
         dt = node.dtype
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
-        vw = _matmul_tiling(dt, 1)[0]
+        vw = _matmul_tiling(dt, 1, self.target)[0]
         small_n = isinstance(n, int) and n <= vw
         nrv = 1 if small_n else _MATMUL_NR_VECTORS
-        _, mr, kc = _matmul_tiling(dt, nrv)
+        _, mr, kc = _matmul_tiling(dt, nrv, self.target)
         # N == 1: B is a vector, contiguous along k whatever its layout.
         mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
                      dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
@@ -1335,10 +1339,12 @@ def _pointer_param(name: str, shape: tuple, dtype: DType, readonly: bool) -> str
     return f"ptr {attrs} {name}"
 
 
-def generate(graph: Graph, name: str = "llvmaccel_main") -> Kernel:
+def generate(graph: Graph, name: str = "llvmaccel_main",
+             target: TargetInfo | None = None) -> Kernel:
     """LLVM IR for ``graph`` (see the module docstring for the function's
-    parameters and the loop shapes)."""
-    e = _Emitter(graph, name)
+    parameters and the loop shapes), with vector widths and math variants
+    for ``target`` (default: this machine, as LLVM sees it)."""
+    e = _Emitter(graph, name, target or _default_target(), host=target is None)
     eff, expanded = _uses(graph)
     params: list[str] = []
     kinputs = [n.id for n in graph.inputs]
@@ -1562,37 +1568,21 @@ def _matmul_source(x: Node) -> tuple[Node, bool]:
     return x, False
 
 
-def _matmul_tiling(dt: DType, nrv: int) -> tuple[int, int, int]:
-    """(vector width W, tile rows MR, panel depth KC) of the host for register
-    tiles of ``nrv`` vectors. MR: the largest power of two (at most 8) whose
-    accumulators leave 4 vector registers for B and a broadcast of A; KC: the
-    depth of a _MATMUL_PANEL_BYTES panel."""
-    vbytes = _vector_bytes()
-    vw = max(1, vbytes // dt.itemsize)
-    regs = 32 if vbytes >= 64 or _is_arm() else 16
+def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None
+                   ) -> tuple[int, int, int]:
+    """(vector width W, tile rows MR, panel depth KC) for register tiles of
+    ``nrv`` vectors on ``target`` (default: the host). W: the vector register
+    width LLVM's tuning uses (TTI); MR: the largest power of two (at most 8)
+    whose accumulators leave 4 vector registers for B and a broadcast of A;
+    KC: the depth of a _MATMUL_PANEL_BYTES panel."""
+    target = target or _default_target()
+    vw = max(1, target.vector_bytes // dt.itemsize)
+    regs = max(8, target.vector_registers)
     mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
     kc = max(vw, _MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
     return vw, mr, kc
 
 
-def _is_arm() -> bool:
-    return platform.machine().lower() in ("aarch64", "arm64")
-
-
-@functools.cache
-def _vector_bytes() -> int:
-    """Bytes in the host's widest vector registers (64 with AVX-512, 32 with
-    AVX2, 16 otherwise): the width of the matmul tiles' vectors. Only a
-    tuning choice: the vector types are legal IR on every target."""
-    machine = platform.machine().lower()
-    if machine not in ("x86_64", "amd64"):
-        return 16
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return 32
-    m = re.search(r"^flags\s*:(.*)$", info, re.MULTILINE)
-    flags = set(m.group(1).split()) if m else set()
-    if "avx512f" in flags:
-        return 64
-    return 32 if "avx2" in flags or m is None else 16
+def _default_target() -> TargetInfo:
+    """The target kernels are generated for: this machine."""
+    return host_target()

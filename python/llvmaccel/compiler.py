@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import jit
+from . import jit, vecmath
 from ._native import core
 from .codegen import Kernel, generate
 from .errors import KernelZeroDivisionError
@@ -391,7 +391,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
-           _plugin_id())
+           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "")
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
@@ -422,7 +422,8 @@ def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
         bitcode, report = _disk_load(directory, digest)
     if bitcode is None or report is None:
         module = parse_ir(kernel.ir, name="llvmaccel-graph")
-        report = run_passes(module, pipeline, target="host", auto=key[5].split(","))
+        report = run_passes(module, pipeline, target="host", auto=key[5].split(","),
+                            vector_library=key[7] or None)
         bitcode = module.to_bitcode()
         _stats.optimizations += 1
         if directory is not None:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._native import core
+from .errors import JITError
 from .ir import Function, Module, parse_ir
 from .pipeline import AutoPasses, Report, _auto_selection
 
@@ -204,6 +205,7 @@ def compile(
     *,
     remarks: str = "accel-.*",
     auto: AutoPasses | None = None,
+    vector_library: str | None = None,
 ) -> CompiledModule:
     """Optimizes a copy of ``module`` for this machine and JIT-compiles it.
 
@@ -214,10 +216,19 @@ def compile(
         remarks: Regular expression of the passes whose remarks are kept.
         auto: Which llvmaccel passes join the default pipelines (``"all"``,
             ``"none"`` or a list of names; ``None``: ``$LLVMACCEL_AUTO``, default all).
+        vector_library: ``"libmvec"`` lets the vectorizer call glibc's vector
+            math variants (loaded into the process first,
+            :func:`llvmaccel.vecmath.load`); ``None``: scalar math calls.
 
     The module itself is not changed.
     """
     if not isinstance(module, Module):
         module = parse_ir(module)
-    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto))
+    if vector_library is not None:
+        from . import vecmath
+
+        if vector_library == vecmath.VECTOR_LIBRARY and vecmath.load() is None:
+            raise JITError("vector_library='libmvec': glibc's libmvec cannot be loaded here")
+    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto),
+                                       vector_library or "")
     return CompiledModule(ref, Report._from_native(raw_report), pipeline)

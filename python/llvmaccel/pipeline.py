@@ -111,6 +111,7 @@ def run_passes(
     remarks: str = "accel-.*",
     target: str | None = None,
     auto: AutoPasses | None = None,
+    vector_library: str | None = None,
 ) -> Report:
     """Runs a new-pass-manager pipeline over ``module``, changing it in place.
 
@@ -128,14 +129,20 @@ def run_passes(
         auto: Which llvmaccel passes join the default pipelines
             (``default<O2>``, ``default<O3>``): ``"all"``, ``"none"`` or a list
             of pass names. ``None`` leaves it to ``$LLVMACCEL_AUTO`` (default all).
+        vector_library: ``"libmvec"`` lets the vectorizer call glibc's vector
+            math variants that LLVM's tables know (clang's
+            ``-fveclib=libmvec``); ``None``: no vector library.
 
     Raises:
         PipelineError: unknown pass or bad parameter.
         VerifyError: the input, or with ``verify_each`` an intermediate
             result, fails the verifier.
     """
+    if vector_library is not None and not isinstance(vector_library, str):
+        raise TypeError("vector_library must be a str or None")
     raw = core.run_passes(
-        module._ref, pipeline, verify_each, remarks, target or "", _auto_selection(auto)
+        module._ref, pipeline, verify_each, remarks, target or "", _auto_selection(auto),
+        vector_library or "",
     )
     return Report._from_native(raw)
 
