@@ -504,6 +504,48 @@ class Graph:
         return self._add(Node("pad", (x,), shape, x.dtype,
                               {"lo": tuple(p[0] for p in pads), "value": value}))
 
+    def conv(self, x: Node, w: Node, bias: Node | None, stride: tuple[int, ...],
+             padding: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1) -> Node:
+        """Convolution (cross-correlation, as PyTorch's ``convolution``) of
+        ``x`` ``[N, C, *spatial]`` with ``w`` ``[O, C / groups, *kernel]`` and
+        an optional ``bias`` ``[O]``; zero ``padding`` on both sides of every
+        spatial dim. Kernel sizes, channels, strides, padding and dilation are
+        static; batch and spatial sizes may be symbolic."""
+        r = x.rank - 2
+        if r < 1 or w.rank != x.rank:
+            raise GraphError("conv needs x [N, C, *spatial] and w [O, C/groups, *kernel]")
+        if not x.dtype.is_float:
+            raise GraphError("conv needs floating-point operands")
+        if not (len(stride) == len(padding) == len(dilation) == r):
+            raise GraphError("conv: stride, padding and dilation need one value per spatial dim")
+        if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or groups < 1:
+            raise GraphError("conv: bad stride, padding, dilation or groups")
+        o, cg = w.shape[0], w.shape[1]
+        ksize = w.shape[2:]
+        if not all(isinstance(d, int) for d in (o, cg, x.shape[1], *ksize)):
+            raise GraphError("conv: channels and kernel sizes must be static")
+        if x.shape[1] != cg * groups or o % groups:  # type: ignore[operator]
+            raise GraphError(f"conv: {x.shape[1]} input channels do not match weight "
+                             f"{w.shape} with groups={groups}")
+        dt = promote(x.dtype, w.dtype)
+        x, w = self.cast(x, dt), self.cast(w, dt)
+        inputs: tuple[Node, ...] = (x, w)
+        if bias is not None:
+            if bias.shape != (o,):
+                raise GraphError(f"conv: bias of shape {bias.shape}, expected ({o},)")
+            inputs += (self.cast(bias, dt),)
+        spatial = []
+        for d, k, s, p, dl in zip(x.shape[2:], ksize, stride, padding, dilation, strict=True):
+            span = dl * (k - 1) + 1  # type: ignore[operator]
+            size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+            if isinstance(size, int) and size < 1:
+                raise GraphError("conv: the kernel is larger than the padded input")
+            spatial.append(size)
+        shape = (x.shape[0], o, *spatial)
+        return self._add(Node("conv", inputs, shape, dt,
+                              {"stride": tuple(stride), "padding": tuple(padding),
+                               "dilation": tuple(dilation), "groups": groups}))
+
     def concat(self, xs: list[Node], dim: int) -> Node:
         """Concatenation along ``dim``."""
         if not xs:

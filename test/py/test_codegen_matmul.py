@@ -178,7 +178,7 @@ def test_narrower_vector_hosts(monkeypatch, vbytes):
     """Tiles chosen for AVX2/NEON-sized registers (fewer rows, narrower
     vectors) compute the same results on this host."""
     narrow = dataclasses.replace(host(), vector_bits=vbytes * 8, vector_registers=16)
-    monkeypatch.setattr(codegen, "_default_target", lambda: narrow)
+    monkeypatch.setattr(codegen.common, "default_target", lambda: narrow)
     compiler.clear_memory_cache()
     try:
         for dt in (DType.f32, DType.f64):

@@ -696,6 +696,21 @@ def _pad(c: _Ctx, x: Node, pad: Any, value: float = 0) -> Node:
     return c.finish(g.pad(x, tuple((lo, hi) for lo, hi in pads), value))
 
 
+# -- convolution ----------------------------------------------------------
+
+
+@_op("convolution")
+def _convolution(c: _Ctx, x: Node, w: Node, bias: Node | None, stride: list,
+                 padding: list, dilation: list, transposed: bool, output_padding: list,
+                 groups: int) -> Node:
+    if transposed:
+        raise LoweringError("transposed convolution is not supported")
+    r = x.rank - 2
+    expand = (lambda v: list(v) * r if len(v) == 1 else list(v))  # noqa: E731
+    return c.finish(c.g.conv(x, w, bias, tuple(expand(stride)), tuple(expand(padding)),
+                             tuple(expand(dilation)), int(groups)))
+
+
 # -- indexing -------------------------------------------------------------
 
 
@@ -846,6 +861,13 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
             return "embedding_bag with padding_idx is not supported"
         if args[1].meta["val"].dim() != 1:
             return "embedding_bag with 2-d indices"
+    if name == "convolution":
+        if args[6]:
+            return "transposed convolution is not supported"
+        if not node.meta["val"].dtype.is_floating_point:
+            return "integer convolution is not supported"
+        if any(isinstance(d, torch.SymInt) for d in args[1].meta["val"].shape[1:]):
+            return "convolution with symbolic channels or kernel sizes"
     if name == "index":
         idx = args[1]
         pos = [k for k, i in enumerate(idx) if i is not None]
