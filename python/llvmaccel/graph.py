@@ -544,7 +544,51 @@ class Graph:
         shape = (x.shape[0], o, *spatial)
         return self._add(Node("conv", inputs, shape, dt,
                               {"stride": tuple(stride), "padding": tuple(padding),
-                               "dilation": tuple(dilation), "groups": groups}))
+                               "dilation": tuple(dilation), "groups": groups,
+                               "kernel": tuple(ksize)}))
+
+    def pool(self, x: Node, fn: str, kernel: tuple[int, ...], stride: tuple[int, ...],
+             padding: tuple[int, ...], dilation: tuple[int, ...] | None = None,
+             ceil_mode: bool = False, count_include_pad: bool = True,
+             divisor: int | None = None) -> Node:
+        """Max or average pooling of ``x`` ``[N, C, *spatial]`` with PyTorch's
+        rules: ``padding`` reads as -inf (max) or 0 (avg); the average divides
+        by ``divisor``, else by the window clipped to the padded input
+        (``count_include_pad``) or to the input. ``ceil_mode`` needs static
+        spatial sizes."""
+        r = x.rank - 2
+        dilation = dilation or (1,) * r
+        if fn not in ("max", "avg"):
+            raise GraphError(f"unknown pooling {fn!r}")
+        if r < 1 or not (len(kernel) == len(stride) == len(padding) == len(dilation) == r):
+            raise GraphError("pool needs x [N, C, *spatial] and one value per spatial dim")
+        if not x.dtype.is_float:
+            raise GraphError("pool needs floating-point input")
+        if fn == "avg" and dilation != (1,) * r:
+            raise GraphError("average pooling has no dilation")
+        for k, s, p, dl in zip(kernel, stride, padding, dilation, strict=True):
+            if k < 1 or s < 1 or dl < 1 or not 0 <= p <= k // 2:
+                raise GraphError("pool: bad kernel, stride, dilation or padding "
+                                 "(padding at most half the kernel)")
+        spatial = []
+        for d, k, s, p, dl in zip(x.shape[2:], kernel, stride, padding, dilation, strict=True):
+            span = dl * (k - 1) + 1
+            if ceil_mode:
+                if not isinstance(d, int):
+                    raise GraphError("pool: ceil_mode needs static sizes")
+                size = -(-(d + 2 * p - span) // s) + 1
+                if (size - 1) * s >= d + p:  # the last window starts in the padding
+                    size -= 1
+            else:
+                size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+            if isinstance(size, int) and size < 1:
+                raise GraphError("pool: the window is larger than the padded input")
+            spatial.append(size)
+        return self._add(Node("pool", (x,), (x.shape[0], x.shape[1], *spatial), x.dtype,
+                              {"fn": fn, "kernel": tuple(kernel), "stride": tuple(stride),
+                               "padding": tuple(padding), "dilation": tuple(dilation),
+                               "count_include_pad": bool(count_include_pad),
+                               "divisor": int(divisor or 0)}))
 
     def concat(self, xs: list[Node], dim: int) -> Node:
         """Concatenation along ``dim``."""

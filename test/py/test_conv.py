@@ -1,7 +1,8 @@
-"""Convolution through torch.compile(backend="llvmaccel"): PyTorch's
-``convolution`` lowered as a direct loop nest whose zero padding is a bounds
-check on the input index (the form accel-masked-load rewrites), against
-eager, and on inputs that end right before an unmapped page."""
+"""Convolution and pooling through torch.compile(backend="llvmaccel"):
+PyTorch's ``convolution``, ``max_pool*d_with_indices`` and ``avg_pool*d``
+lowered as direct loop nests whose padding is a bounds check on the input
+index (the form accel-masked-load rewrites), against eager, and on inputs
+that end right before an unmapped page."""
 
 from __future__ import annotations
 
@@ -95,6 +96,65 @@ def test_conv_padding_never_reads_past_the_input():
             fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
             with torch.no_grad():
                 torch.testing.assert_close(fast(x, w), fn(x, w), rtol=1e-4, atol=1e-4)
+        print("ok")
+        """
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
+POOLS = {
+    "max3_s2_p1": lambda x: F.max_pool2d(x, 3, 2, 1),
+    "max2": lambda x: F.max_pool2d(x, 2),
+    "max_dilation": lambda x: F.max_pool2d(x, 3, 1, 1, dilation=2),
+    "max_ceil": lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "max_nan": lambda x: F.max_pool2d(torch.where(x > 2, float("nan"), x), 3, 2, 1),
+    "avg3_s2_p1": lambda x: F.avg_pool2d(x, 3, 2, 1),
+    "avg_exclude_pad": lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    "avg_ceil": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "avg_ceil_exclude_pad": lambda x: F.avg_pool2d(x, (3, 2), (2, 3), (1, 1), ceil_mode=True,
+                                                   count_include_pad=False),
+    "avg_divisor": lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+    "max1d": lambda x: F.max_pool1d(x[0], 3, 2, 1),
+    "avg1d": lambda x: F.avg_pool1d(x[0], 4, 3, 2),
+    "max3d": lambda x: F.max_pool3d(x[None], 3, 2, 1),
+    "avg3d": lambda x: F.avg_pool3d(x[None], 2, 1, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pool_matches_eager(name):
+    fn = POOLS[name]
+    x = torch.randn(2, 3, 11, 13, generator=torch.Generator().manual_seed(1))
+    torch._dynamo.reset()
+    fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), fn(x), rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_pool_indices_are_not_lowered():
+    """max_pool's indices output is not computed: a graph that uses it runs
+    that op eagerly (and says so)."""
+    fn = lambda x: F.max_pool2d(x, 2, return_indices=True)[1]  # noqa: E731
+    ex = lt.explain(fn, torch.randn(1, 1, 4, 4))
+    assert not ex.fully_compiled and "only the first output" in str(ex)
+
+
+def test_pool_padding_never_reads_past_the_input():
+    code = """
+        import warnings
+        import numpy as np, torch, torch.nn.functional as F
+        import llvmaccel.torch
+        from guard import guarded_array
+        warnings.simplefilter("ignore")
+        x = torch.from_numpy(guarded_array(np.arange(2 * 9 * 10, dtype=np.float32))).view(1, 2, 9, 10)
+        for fn in (lambda x: F.max_pool2d(x, 3, 2, 1), lambda x: F.avg_pool2d(x, 5, 1, 2),
+                   lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True)):
+            torch._dynamo.reset()
+            fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+            with torch.no_grad():
+                torch.testing.assert_close(fast(x), fn(x))
         print("ok")
         """
     env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))

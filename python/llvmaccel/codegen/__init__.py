@@ -135,7 +135,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
     for n in graph.nodes:
         if n.op in _KERNELS:
             must.add(n.id)
-        if n.op in ("matmul", "embedding_bag", "conv"):
+        if n.op in ("matmul", "embedding_bag", "conv", "pool"):
             for x in n.inputs:
                 must.add(_root_for_buffer(_matmul_source(x)[0] if n.op == "matmul" else x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):

@@ -56,7 +56,7 @@ class Kernel:
 
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad"})
-_KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv"})
+_KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool"})
 _BUFFERS = frozenset({"input", "constant"})
 
 

@@ -291,6 +291,8 @@ class EmitterCore:
             self.emit_embedding_bag(node, out)
         elif node.op == "conv":
             self.emit_conv(node, out)
+        elif node.op == "pool":
+            self.emit_pool(node, out)
         elif self.flat_ok(node) and node.rank > 1:
             with self.loop(self.dim(shape_numel(node.shape))) as i:
                 self.store(out, i, self.emit_lin(node, i))

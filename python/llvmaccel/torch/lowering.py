@@ -711,6 +711,36 @@ def _convolution(c: _Ctx, x: Node, w: Node, bias: Node | None, stride: list,
                              tuple(expand(dilation)), int(groups)))
 
 
+def _per_dim(v: Any, r: int, default: list | None = None) -> tuple[int, ...]:
+    """A per-spatial-dim parameter of an ATen pooling op (one value for all
+    dims, one per dim, or empty for ``default``)."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not v:
+        v = list(default or [])
+    return tuple(int(a) for a in (v * r if len(v) == 1 else v))
+
+
+@_op("max_pool2d_with_indices", "max_pool3d_with_indices")
+def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
+              padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False) -> tuple:
+    r = len(kernel_size)
+    kernel = _per_dim(kernel_size, r)
+    out = c.g.pool(x, "max", kernel, _per_dim(stride or [], r, list(kernel)),
+                   _per_dim(padding, r), _per_dim(dilation, r), bool(ceil_mode))
+    return (out, None)  # the indices are not computed (see node_support)
+
+
+@_op("avg_pool2d", "avg_pool3d")
+def _avg_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
+              padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+              divisor_override: int | None = None) -> Node:
+    r = len(kernel_size)
+    kernel = _per_dim(kernel_size, r)
+    return c.finish(c.g.pool(x, "avg", kernel, _per_dim(stride or [], r, list(kernel)),
+                             _per_dim(padding, r), None, bool(ceil_mode),
+                             bool(count_include_pad), divisor_override))
+
+
 # -- indexing -------------------------------------------------------------
 
 
@@ -796,6 +826,10 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
 # Support and lowering of whole graphs
 # ---------------------------------------------------------------------------
 
+# Ops with several outputs of which only the first is lowered.
+_FIRST_OUTPUT_ONLY = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only",
+                                "max_pool2d_with_indices", "max_pool3d_with_indices"})
+
 _SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
             operator.neg, operator.truediv}
 
@@ -813,9 +847,8 @@ def node_support(node: torch.fx.Node) -> str | None:
     if t is operator.getitem:
         src = node.args[0]
         if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
-                _op_name(src.target) in ("_embedding_bag", "embedding_bag",
-                                         "_embedding_bag_forward_only") and node.args[1] != 0:
-            return "embedding_bag: only the first output (the bags) is supported"
+                _op_name(src.target) in _FIRST_OUTPUT_ONLY and node.args[1] != 0:
+            return f"{_op_name(src.target)}: only the first output is supported"
         return None
     val = node.meta.get("val")
     if t in _SYM_OPS or str(getattr(t, "__module__", "")).startswith("torch.fx.experimental"):
