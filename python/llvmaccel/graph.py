@@ -674,11 +674,14 @@ class Graph:
 
     def embedding_bag(self, table: Node, indices: Node, offsets: Node, mode: str = "sum",
                       include_last_offset: bool = False,
-                      per_sample_weights: Node | None = None) -> Node:
+                      per_sample_weights: Node | None = None,
+                      padding_idx: int | None = None) -> Node:
         """``out[b] = reduce over j in [offsets[b], offsets[b+1]) of
         table[indices[j]]`` (the last bag ends at ``len(indices)``, or
         ``offsets`` has one entry more with ``include_last_offset``).
-        ``mode`` is ``"sum"`` or ``"mean"``; empty bags give zeros."""
+        ``mode`` is ``"sum"`` or ``"mean"``; empty bags give zeros. Entries
+        equal to ``padding_idx`` (a row of the table) are left out, and a
+        mean counts only the others."""
         if mode not in ("sum", "mean"):
             raise GraphError(f"embedding_bag mode {mode!r} is not supported (sum, mean)")
         if table.rank != 2 or indices.rank != 1 or offsets.rank != 1:
@@ -691,5 +694,10 @@ class Graph:
         ins = (table, indices, offsets)
         if per_sample_weights is not None:
             ins = ins + (self.cast(per_sample_weights, table.dtype),)
+        if padding_idx is not None and not (
+                0 <= padding_idx and (not isinstance(table.shape[0], int)
+                                      or padding_idx < table.shape[0])):
+            raise GraphError(f"embedding_bag: padding_idx {padding_idx} is not a row of the table")
         return self._add(Node("embedding_bag", ins, (bags, table.shape[1]), table.dtype,
-                              {"mode": mode, "last": include_last_offset}))
+                              {"mode": mode, "last": include_last_offset,
+                               "padding_idx": -1 if padding_idx is None else padding_idx}))
