@@ -1,0 +1,931 @@
+//===- AccelPhiDecompose.cpp - Split aggregate and vector phis ------------===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The pass in four steps (see AccelPhiDecompose.h for what and why):
+///
+/// 1. Candidate discovery: every phi and select of a first-class aggregate,
+///    and every loop-header phi of a fixed vector narrower than the target's
+///    vector registers. Each candidate's type is flattened into leaves (index
+///    paths to its scalar elements; vectors inside aggregates are leaves).
+/// 2. Legality and cost: a candidate is declined when it has more leaves
+///    than max-elements, when its block has no insertion point (catchswitch),
+///    or when an incoming value is the result of an invoke or callbr (its
+///    elements cannot be extracted before the edge that uses them).
+/// 3. Expansion: one scalar phi per leaf for every phi candidate first, so
+///    that phis feeding each other (loop nests, LCSSA phis, phis fed by
+///    selects) are wired part to part; then the incoming parts (taken from
+///    the insertvalue/insertelement chains that built a value, folded from
+///    constants, or extracted once right after the value's definition); then
+///    the users: extractvalue/extractelement users get the part, any other
+///    user the aggregate rebuilt once after the phis. Parts whose incoming
+///    values are all the same value are folded, unless that would take a
+///    value out of its loop (LCSSA is kept).
+/// 4. Shape anchors: phis whose incoming values are equal by llvm.assume are
+///    folded; a size-like integer phi (a loop-invariant bound, index or
+///    stride of some loop) whose incoming values are all multiples of 2^k or
+///    all lie in a range the phi is not known to gets an llvm.assume stating
+///    it, right after the phis of its block.
+///
+/// Every decision taken or declined is an optimization remark named
+/// accel-phi-decompose.
+///
+//===----------------------------------------------------------------------===//
+
+#include "AccelPhiDecompose.h"
+#include "Compat.h"
+#include "PassParams.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/ConstantRange.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/KnownBits.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace llvm::PatternMatch;
+
+#define DEBUG_TYPE "accel-phi-decompose"
+
+STATISTIC(NumAggregatePhis, "Aggregate phis split into scalar phis");
+STATISTIC(NumVectorPhis, "Vector phis split into scalar phis");
+STATISTIC(NumSelects, "Aggregate selects split into scalar selects");
+STATISTIC(NumScalarParts, "Scalar phis and selects created");
+STATISTIC(NumPartsFolded, "Scalar parts folded (all incoming values equal)");
+STATISTIC(NumRebuilt, "Aggregates rebuilt for users other than extracts");
+STATISTIC(NumDeclined, "Aggregate or vector phis and selects left alone");
+STATISTIC(NumEqualFolds, "Phis folded because their incoming values are equal");
+STATISTIC(NumDivisibilityAnchors, "Divisibility facts stated at phis");
+STATISTIC(NumRangeAnchors, "Range facts stated at phis");
+
+/// The documented range of max-elements.
+static constexpr unsigned MaxElementsParam = 256;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+Expected<AccelPhiDecomposeOptions>
+llvm::parseAccelPhiDecomposeOptions(StringRef Params) {
+  AccelPhiDecomposeOptions Opts;
+  accel::PassParamParser P("accel-phi-decompose");
+  P.integer("max-elements", Opts.MaxElements, 1, MaxElementsParam);
+  P.flag("vectors", Opts.Vectors);
+  P.flag("anchors", Opts.Anchors);
+  if (Error E = P.parse(Params))
+    return std::move(E);
+  return Opts;
+}
+
+void AccelPhiDecomposePass::printPipeline(
+    raw_ostream &OS, function_ref<StringRef(StringRef)> MapClassName2PassName) {
+  OS << "accel-phi-decompose<max-elements=" << Opts.MaxElements << ';';
+  OS << (Opts.Vectors ? "" : "no-") << "vectors;";
+  OS << (Opts.Anchors ? "" : "no-") << "anchors>";
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves: the scalar elements of a type
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using IndexPath = SmallVector<unsigned, 4>;
+
+/// One scalar element of an aggregate (or one lane of a vector): the index
+/// path that reaches it and its type.
+struct Leaf {
+  IndexPath Path;
+  Type *Ty;
+};
+
+bool isAggregate(Type *T) { return T->isStructTy() || T->isArrayTy(); }
+
+/// Number of leaves of \p T, counting no further than \p Limit + 1.
+uint64_t countLeaves(Type *T, uint64_t Limit) {
+  if (auto *ST = dyn_cast<StructType>(T)) {
+    uint64_t N = 0;
+    for (Type *E : ST->elements()) {
+      N += countLeaves(E, Limit);
+      if (N > Limit)
+        return Limit + 1;
+    }
+    return N;
+  }
+  if (auto *AT = dyn_cast<ArrayType>(T)) {
+    if (AT->getNumElements() == 0)
+      return 0;
+    uint64_t Each = countLeaves(AT->getElementType(), Limit);
+    if (Each == 0)
+      return 0;
+    if (AT->getNumElements() > Limit || Each * AT->getNumElements() > Limit)
+      return Limit + 1;
+    return Each * AT->getNumElements();
+  }
+  return 1;
+}
+
+void collectLeaves(Type *T, IndexPath &Prefix, SmallVectorImpl<Leaf> &Out) {
+  if (auto *ST = dyn_cast<StructType>(T)) {
+    for (unsigned I = 0, E = ST->getNumElements(); I != E; ++I) {
+      Prefix.push_back(I);
+      collectLeaves(ST->getElementType(I), Prefix, Out);
+      Prefix.pop_back();
+    }
+    return;
+  }
+  if (auto *AT = dyn_cast<ArrayType>(T)) {
+    for (unsigned I = 0, E = AT->getNumElements(); I != E; ++I) {
+      Prefix.push_back(I);
+      collectLeaves(AT->getElementType(), Prefix, Out);
+      Prefix.pop_back();
+    }
+    return;
+  }
+  Out.push_back({Prefix, T});
+}
+
+/// The leaves of a candidate's type: the lanes of a vector, the scalar (or
+/// vector) elements of an aggregate.
+SmallVector<Leaf, 8> leavesOf(Type *T) {
+  SmallVector<Leaf, 8> Out;
+  if (auto *VT = dyn_cast<FixedVectorType>(T)) {
+    for (unsigned I = 0, E = VT->getNumElements(); I != E; ++I)
+      Out.push_back({IndexPath{I}, VT->getElementType()});
+    return Out;
+  }
+  IndexPath Prefix;
+  collectLeaves(T, Prefix, Out);
+  return Out;
+}
+
+std::string pathSuffix(ArrayRef<unsigned> Path) {
+  std::string S;
+  for (unsigned I : Path)
+    S += "." + std::to_string(I);
+  return S;
+}
+
+/// The name parts of \p V are named after (MLIR's output names nothing).
+std::string baseName(const Value *V, StringRef Default) {
+  return V->hasName() ? V->getName().str() : Default.str();
+}
+
+std::string typeName(Type *T) {
+  std::string S;
+  raw_string_ostream OS(S);
+  T->print(OS);
+  return S;
+}
+
+//===----------------------------------------------------------------------===//
+// The decomposer
+//===----------------------------------------------------------------------===//
+
+/// A phi or select being split, with its parts (one value per leaf).
+struct Split {
+  Instruction *Old;
+  SmallVector<Leaf, 8> Leaves;
+  SmallVector<Value *, 8> Parts;
+  Value *Rebuilt = nullptr;
+  bool IsVector = false;
+  unsigned ExtractUsers = 0, OtherUsers = 0;
+};
+
+class PhiDecomposer {
+public:
+  PhiDecomposer(Function &F, const AccelPhiDecomposeOptions &Opts,
+                DominatorTree &DT, LoopInfo &LI, AssumptionCache &AC,
+                TargetTransformInfo &TTI, OptimizationRemarkEmitter &ORE)
+      : F(F), Opts(Opts), DT(DT), LI(LI), AC(AC), TTI(TTI), ORE(ORE),
+        DL(F.getParent()->getDataLayout()) {}
+
+  bool run();
+
+private:
+  // Candidate discovery, legality and cost.
+  void collectCandidates();
+  bool isCandidateType(Instruction &I);
+  bool legalAndProfitable(Instruction &I, SmallVectorImpl<Leaf> &Leaves);
+  void decline(Instruction &I, StringRef Name, const Twine &Why);
+
+  // Expansion.
+  bool decompose();
+  Value *partOf(Value *V, ArrayRef<unsigned> Path, Type *LeafTy);
+  Value *candidatePart(Split &S, ArrayRef<unsigned> Path);
+  Value *extractPart(Value *V, ArrayRef<unsigned> Path);
+  void materializeSelect(Split &S);
+  Value *rebuild(Split &S);
+  Value *rebuildSub(Split &S, ArrayRef<unsigned> Prefix, Type *Ty,
+                    Instruction *Before);
+  void rewriteUsers(Split &S);
+  void foldParts(SmallVectorImpl<WeakTrackingVH> &Parts);
+  bool replacementKeepsForm(PHINode &PN, Value *V);
+  void remarkSplit(const Split &S);
+
+  // Shape anchors.
+  bool anchor();
+  bool foldEqualByAssume(PHINode &PN);
+  bool isSizeLike(PHINode &PN);
+  bool stateFacts(PHINode &PN);
+
+  Function &F;
+  const AccelPhiDecomposeOptions &Opts;
+  DominatorTree &DT;
+  LoopInfo &LI;
+  AssumptionCache &AC;
+  TargetTransformInfo &TTI;
+  OptimizationRemarkEmitter &ORE;
+  const DataLayout &DL;
+
+  std::vector<Split> Splits;
+  DenseMap<Instruction *, unsigned> SplitIndex;
+  std::map<std::pair<Value *, std::vector<unsigned>>, Value *> Extracts;
+};
+
+//===----------------------------------------------------------------------===//
+// Candidate discovery, legality and cost
+//===----------------------------------------------------------------------===//
+
+void PhiDecomposer::decline(Instruction &I, StringRef Name, const Twine &Why) {
+  ++NumDeclined;
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": declined " << I << ": " << Why << "\n");
+  ORE.emit([&] {
+    return OptimizationRemarkMissed(DEBUG_TYPE, Name, &I) << Why.str();
+  });
+}
+
+/// Whether \p I is a phi or select whose type the pass splits at all: a
+/// first-class aggregate, or (for phis) a fixed vector.
+bool PhiDecomposer::isCandidateType(Instruction &I) {
+  Type *T = I.getType();
+  if (isAggregate(T))
+    return isa<PHINode>(I) || isa<SelectInst>(I);
+  return isa<PHINode>(I) && isa<FixedVectorType>(T);
+}
+
+bool PhiDecomposer::legalAndProfitable(Instruction &I,
+                                       SmallVectorImpl<Leaf> &Leaves) {
+  Type *T = I.getType();
+  BasicBlock *BB = I.getParent();
+  bool IsVector = isa<FixedVectorType>(T);
+  std::string What = (isa<PHINode>(I) ? "phi of " : "select of ") + typeName(T);
+
+  if (IsVector) {
+    // Only loop-carried vectors are worth splitting: the loop vectorizer
+    // refuses loops with vector-typed values, and a vector narrower than the
+    // registers leaves most of each register idle.
+    if (!LI.isLoopHeader(BB))
+      return false;
+    if (!Opts.Vectors) {
+      decline(I, "VectorsDisabled", What + " is loop-carried, but no-vectors");
+      return false;
+    }
+    uint64_t Bits = DL.getTypeSizeInBits(T).getFixedValue();
+    uint64_t RegBits =
+        TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+            .getFixedValue();
+    if (RegBits && Bits >= RegBits) {
+      decline(I, "VectorFillsRegisters",
+              What + " (" + Twine(Bits) +
+                  " bits) already fills the target's " + Twine(RegBits) +
+                  "-bit vector registers");
+      return false;
+    }
+  }
+
+  uint64_t N = IsVector ? cast<FixedVectorType>(T)->getNumElements()
+                        : countLeaves(T, Opts.MaxElements);
+  if (N == 0)
+    return false;
+  if (N > Opts.MaxElements) {
+    decline(I, "TooManyElements",
+            What + " has more than max-elements=" + Twine(Opts.MaxElements) +
+                " elements");
+    return false;
+  }
+  if (BB->getFirstInsertionPt() == BB->end()) {
+    decline(I, "NoInsertionPoint",
+            What + " is in a block with no insertion point");
+    return false;
+  }
+  if (auto *PN = dyn_cast<PHINode>(&I))
+    for (Value *In : PN->incoming_values())
+      if (isa<InvokeInst>(In) || isa<CallBrInst>(In)) {
+        decline(I, "TerminatorIncoming",
+                What + " has an incoming value defined by an invoke or "
+                       "callbr, whose elements cannot be extracted on the edge");
+        return false;
+      }
+  Leaves = leavesOf(T);
+  return true;
+}
+
+void PhiDecomposer::collectCandidates() {
+  for (BasicBlock &BB : F)
+    for (Instruction &I : BB) {
+      if (!isCandidateType(I))
+        continue;
+      SmallVector<Leaf, 8> Leaves;
+      if (!legalAndProfitable(I, Leaves))
+        continue;
+      Split S;
+      S.Old = &I;
+      S.Leaves = std::move(Leaves);
+      S.IsVector = isa<FixedVectorType>(I.getType());
+      SplitIndex[&I] = Splits.size();
+      Splits.push_back(std::move(S));
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": candidate " << I << "\n");
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Expansion
+//===----------------------------------------------------------------------===//
+
+/// The part of candidate \p S at \p Path (which must name one of its
+/// leaves), creating the parts of a select on first use.
+Value *PhiDecomposer::candidatePart(Split &S, ArrayRef<unsigned> Path) {
+  if (S.Parts.empty())
+    materializeSelect(S);
+  for (unsigned K = 0, E = S.Leaves.size(); K != E; ++K)
+    if (ArrayRef<unsigned>(S.Leaves[K].Path) == Path)
+      return S.Parts[K];
+  llvm_unreachable("path does not name a leaf of the candidate");
+}
+
+/// The scalar element of \p V at \p Path, without new instructions where the
+/// element is at hand: parts of candidates, elements of constants, operands
+/// of the insertvalue/insertelement chains that built \p V, and the source
+/// of an extractvalue of a sub-aggregate.
+Value *PhiDecomposer::partOf(Value *V, ArrayRef<unsigned> Path, Type *LeafTy) {
+  while (!Path.empty()) {
+    if (auto *I = dyn_cast<Instruction>(V)) {
+      auto It = SplitIndex.find(I);
+      if (It != SplitIndex.end())
+        return candidatePart(Splits[It->second], Path);
+    }
+    if (auto *C = dyn_cast<Constant>(V)) {
+      Constant *E = C->getAggregateElement(Path.front());
+      if (!E)
+        break;
+      V = E;
+      Path = Path.drop_front();
+      continue;
+    }
+    if (auto *IV = dyn_cast<InsertValueInst>(V)) {
+      ArrayRef<unsigned> Idx = IV->getIndices();
+      if (Path.size() >= Idx.size() && Path.take_front(Idx.size()) == Idx) {
+        V = IV->getInsertedValueOperand();
+        Path = Path.drop_front(Idx.size());
+      } else {
+        V = IV->getAggregateOperand();
+      }
+      continue;
+    }
+    if (auto *IE = dyn_cast<InsertElementInst>(V)) {
+      auto *Lane = dyn_cast<ConstantInt>(IE->getOperand(2));
+      if (!Lane)
+        break;
+      if (Lane->getZExtValue() == Path.front()) {
+        V = IE->getOperand(1);
+        Path = Path.drop_front();
+      } else {
+        V = IE->getOperand(0);
+      }
+      continue;
+    }
+    if (auto *EV = dyn_cast<ExtractValueInst>(V)) {
+      IndexPath Full(EV->getIndices());
+      Full.append(Path.begin(), Path.end());
+      return partOf(EV->getAggregateOperand(), Full, LeafTy);
+    }
+    break;
+  }
+  if (Path.empty())
+    return V;
+  return extractPart(V, Path);
+}
+
+/// extractvalue/extractelement of \p V at \p Path, created once, right after
+/// the definition of \p V (at the function entry for arguments).
+Value *PhiDecomposer::extractPart(Value *V, ArrayRef<unsigned> Path) {
+  auto Key = std::make_pair(V, std::vector<unsigned>(Path.begin(), Path.end()));
+  auto It = Extracts.find(Key);
+  if (It != Extracts.end())
+    return It->second;
+
+  BasicBlock::iterator Where = F.getEntryBlock().getFirstInsertionPt();
+  if (auto *I = dyn_cast<Instruction>(V)) {
+    std::optional<BasicBlock::iterator> After = I->getInsertionPointAfterDef();
+    assert(After && "legality keeps invoke and callbr results out");
+    Where = *After;
+  }
+  IRBuilder<> B(Where->getParent(), Where);
+  std::string Name = baseName(V, "agg") + ".x";
+  Value *X;
+  if (V->getType()->isVectorTy()) {
+    assert(Path.size() == 1 && "a vector has one level");
+    X = B.CreateExtractElement(V, B.getInt64(Path.front()),
+                               Name + pathSuffix(Path));
+  } else {
+    X = B.CreateExtractValue(V, Path, Name + pathSuffix(Path));
+  }
+  Extracts[Key] = X;
+  return X;
+}
+
+/// Creates one select per leaf in front of the select candidate \p S.
+void PhiDecomposer::materializeSelect(Split &S) {
+  auto *Sel = cast<SelectInst>(S.Old);
+  // Parts first, so that a select feeding itself through a phi (impossible
+  // without a phi, which already has its parts) never recurses here.
+  SmallVector<Value *, 8> Parts;
+  for (const Leaf &L : S.Leaves) {
+    Value *T = partOf(Sel->getTrueValue(), L.Path, L.Ty);
+    Value *E = partOf(Sel->getFalseValue(), L.Path, L.Ty);
+    IRBuilder<> B(Sel);
+    Parts.push_back(B.CreateSelect(Sel->getCondition(), T, E,
+                                   baseName(Sel, "sel") + pathSuffix(L.Path), Sel));
+    ++NumScalarParts;
+  }
+  S.Parts = std::move(Parts);
+}
+
+/// The aggregate of \p S rebuilt from its parts, once: after the phis of its
+/// block for a phi, in place of the select for a select.
+Value *PhiDecomposer::rebuild(Split &S) {
+  if (S.Rebuilt)
+    return S.Rebuilt;
+  BasicBlock::iterator Where =
+      isa<PHINode>(S.Old) ? S.Old->getParent()->getFirstInsertionPt()
+                          : S.Old->getIterator();
+  IRBuilder<> B(Where->getParent(), Where);
+  Value *Agg = PoisonValue::get(S.Old->getType());
+  std::string Name = baseName(S.Old, "agg") + ".rebuilt";
+  for (unsigned K = 0, E = S.Leaves.size(); K != E; ++K) {
+    if (S.IsVector)
+      Agg = B.CreateInsertElement(Agg, S.Parts[K],
+                                  B.getInt64(S.Leaves[K].Path.front()), Name);
+    else
+      Agg = B.CreateInsertValue(Agg, S.Parts[K], S.Leaves[K].Path, Name);
+  }
+  ++NumRebuilt;
+  S.Rebuilt = Agg;
+  return Agg;
+}
+
+/// The sub-aggregate of \p S under \p Prefix, built from its parts in front
+/// of \p Before (for an extractvalue of a nested aggregate).
+Value *PhiDecomposer::rebuildSub(Split &S, ArrayRef<unsigned> Prefix, Type *Ty,
+                                 Instruction *Before) {
+  IRBuilder<> B(Before);
+  Value *Agg = PoisonValue::get(Ty);
+  for (unsigned K = 0, E = S.Leaves.size(); K != E; ++K) {
+    ArrayRef<unsigned> P = S.Leaves[K].Path;
+    if (P.size() <= Prefix.size() || P.take_front(Prefix.size()) != Prefix)
+      continue;
+    Agg = B.CreateInsertValue(Agg, S.Parts[K], P.drop_front(Prefix.size()),
+                              baseName(S.Old, "agg") + ".sub");
+  }
+  return Agg;
+}
+
+/// Points every user of \p S outside the candidates at its parts (extracts)
+/// or at the rebuilt aggregate (everything else).
+void PhiDecomposer::rewriteUsers(Split &S) {
+  SmallVector<Use *, 8> Uses;
+  for (Use &U : S.Old->uses())
+    Uses.push_back(&U);
+  for (Use *U : Uses) {
+    auto *User = cast<Instruction>(U->getUser());
+    if (SplitIndex.count(User))
+      continue; // Another candidate: wired part to part already.
+    if (auto *EV = dyn_cast<ExtractValueInst>(User)) {
+      ArrayRef<unsigned> Idx = EV->getIndices();
+      Value *New = nullptr;
+      for (unsigned K = 0, E = S.Leaves.size(); K != E && !New; ++K)
+        if (ArrayRef<unsigned>(S.Leaves[K].Path) == Idx)
+          New = S.Parts[K];
+      if (!New)
+        New = rebuildSub(S, Idx, EV->getType(), EV);
+      ++S.ExtractUsers;
+      EV->replaceAllUsesWith(New);
+      EV->eraseFromParent();
+      continue;
+    }
+    if (auto *EE = dyn_cast<ExtractElementInst>(User)) {
+      if (auto *Lane = dyn_cast<ConstantInt>(EE->getIndexOperand());
+          Lane && EE->getVectorOperand() == S.Old &&
+          Lane->getValue().ult(S.Leaves.size())) {
+        ++S.ExtractUsers;
+        EE->replaceAllUsesWith(S.Parts[Lane->getZExtValue()]);
+        EE->eraseFromParent();
+        continue;
+      }
+    }
+    ++S.OtherUsers;
+    U->set(rebuild(S));
+  }
+}
+
+/// Whether replacing \p PN by \p V keeps the IR valid and in LCSSA form: \p V
+/// dominates the phi's block, and is not defined in a loop the block is not
+/// in.
+bool PhiDecomposer::replacementKeepsForm(PHINode &PN, Value *V) {
+  auto *I = dyn_cast<Instruction>(V);
+  if (!I)
+    return true;
+  BasicBlock *BB = PN.getParent();
+  if (I->getParent() == BB || !DT.dominates(I->getParent(), BB))
+    return false;
+  if (Loop *L = LI.getLoopFor(I->getParent()))
+    return L->contains(BB);
+  return true;
+}
+
+/// Folds parts whose incoming values are all one value (ignoring the part
+/// itself): a descriptor's base pointer or stride that is the same on every
+/// path is then that value again, for SCEV and alias analysis.
+void PhiDecomposer::foldParts(SmallVectorImpl<WeakTrackingVH> &Parts) {
+  bool Changed = true;
+  while (Changed) {
+    Changed = false;
+    for (WeakTrackingVH &VH : Parts) {
+      auto *PN = dyn_cast_or_null<PHINode>(static_cast<Value *>(VH));
+      if (!PN)
+        continue;
+      Value *Common = nullptr;
+      bool Same = true;
+      for (Value *In : PN->incoming_values()) {
+        if (In == PN)
+          continue;
+        if (Common && In != Common) {
+          Same = false;
+          break;
+        }
+        Common = In;
+      }
+      if (!Same || !Common || !replacementKeepsForm(*PN, Common))
+        continue;
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": folded part " << *PN << "\n");
+      PN->replaceAllUsesWith(Common);
+      PN->eraseFromParent();
+      ++NumPartsFolded;
+      Changed = true;
+    }
+  }
+}
+
+void PhiDecomposer::remarkSplit(const Split &S) {
+  ORE.emit([&] {
+    bool IsPhi = isa<PHINode>(S.Old);
+    OptimizationRemark R(DEBUG_TYPE, IsPhi ? "Decomposed" : "DecomposedSelect",
+                         S.Old);
+    R << "split " << (IsPhi ? "phi" : "select") << " of "
+      << typeName(S.Old->getType()) << " into "
+      << ore::NV("Parts", (unsigned)S.Leaves.size()) << " scalar "
+      << (IsPhi ? "phis" : "selects") << " ("
+      << ore::NV("ExtractUsers", S.ExtractUsers) << " extract users rewired, "
+      << (S.Rebuilt ? "rebuilt once for " : "")
+      << ore::NV("OtherUsers", S.OtherUsers) << " other users)";
+    return R;
+  });
+}
+
+bool PhiDecomposer::decompose() {
+  collectCandidates();
+  if (Splits.empty())
+    return false;
+
+  // 1. One empty scalar phi per leaf of every phi candidate.
+  SmallVector<WeakTrackingVH, 16> NewPhis;
+  for (Split &S : Splits) {
+    auto *PN = dyn_cast<PHINode>(S.Old);
+    if (!PN)
+      continue;
+    for (const Leaf &L : S.Leaves) {
+      PHINode *Part =
+          PHINode::Create(L.Ty, PN->getNumIncomingValues(),
+                          baseName(PN, "phi") + pathSuffix(L.Path),
+                          PN->getIterator());
+      if (isa<FPMathOperator>(PN) && isa<FPMathOperator>(Part))
+        Part->copyFastMathFlags(PN);
+      S.Parts.push_back(Part);
+      NewPhis.push_back(Part);
+      ++NumScalarParts;
+    }
+  }
+
+  // 2. Their incoming values, part by part.
+  for (Split &S : Splits) {
+    auto *PN = dyn_cast<PHINode>(S.Old);
+    if (!PN)
+      continue;
+    for (unsigned K = 0, E = S.Leaves.size(); K != E; ++K) {
+      auto *Part = cast<PHINode>(S.Parts[K]);
+      for (unsigned In = 0, N = PN->getNumIncomingValues(); In != N; ++In)
+        Part->addIncoming(partOf(PN->getIncomingValue(In), S.Leaves[K].Path,
+                                 S.Leaves[K].Ty),
+                          PN->getIncomingBlock(In));
+    }
+  }
+  // Selects nobody asked for yet.
+  for (Split &S : Splits)
+    if (S.Parts.empty())
+      materializeSelect(S);
+
+  // 3. Users outside the candidates.
+  for (Split &S : Splits)
+    rewriteUsers(S);
+
+  // 4. The old phis and selects, and whatever only they used.
+  SmallVector<WeakTrackingVH, 16> MaybeDead;
+  for (Split &S : Splits) {
+    remarkSplit(S);
+    if (isa<PHINode>(S.Old))
+      ++(S.IsVector ? NumVectorPhis : NumAggregatePhis);
+    else
+      ++NumSelects;
+    for (Value *Op : S.Old->operands())
+      if (isa<Instruction>(Op) && !SplitIndex.count(cast<Instruction>(Op)))
+        MaybeDead.push_back(Op);
+    S.Old->replaceAllUsesWith(PoisonValue::get(S.Old->getType()));
+  }
+  for (Split &S : Splits)
+    S.Old->eraseFromParent();
+  RecursivelyDeleteTriviallyDeadInstructionsPermissive(MaybeDead);
+
+  // 5. Parts that are the same value on every path.
+  foldParts(NewPhis);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape anchors
+//===----------------------------------------------------------------------===//
+
+/// Whether llvm.assume(A == B) holds where \p PN's block starts.
+static bool equalByAssume(Value *A, Value *B, PHINode &PN, AssumptionCache &AC,
+                          DominatorTree &DT) {
+  Instruction *Ctx = &*PN.getParent()->getFirstInsertionPt();
+  for (auto &VH : AC.assumptionsFor(A)) {
+    auto *Assume = dyn_cast_or_null<AssumeInst>(static_cast<Value *>(VH.Assume));
+    if (!Assume)
+      continue;
+    auto *Cmp = dyn_cast<ICmpInst>(Assume->getArgOperand(0));
+    if (!Cmp || Cmp->getPredicate() != ICmpInst::ICMP_EQ)
+      continue;
+    Value *X = Cmp->getOperand(0), *Y = Cmp->getOperand(1);
+    if (!((X == A && Y == B) || (X == B && Y == A)))
+      continue;
+    if (isValidAssumeForContext(Assume, Ctx, &DT))
+      return true;
+  }
+  return false;
+}
+
+/// Folds \p PN when its incoming values are equal by llvm.assume facts (the
+/// same value or the same constant are folded when parts are made, and by
+/// InstSimplify for any other phi).
+bool PhiDecomposer::foldEqualByAssume(PHINode &PN) {
+  if (!PN.getType()->isIntOrPtrTy() || PN.getNumIncomingValues() < 2)
+    return false;
+  SmallVector<Value *, 4> Distinct;
+  for (Value *In : PN.incoming_values())
+    if (In != &PN && !is_contained(Distinct, In))
+      Distinct.push_back(In);
+  if (Distinct.size() < 2)
+    return false;
+  for (Value *R : Distinct) {
+    if (!replacementKeepsForm(PN, R))
+      continue;
+    if (!all_of(Distinct, [&](Value *X) {
+          return X == R || equalByAssume(X, R, PN, AC, DT);
+        }))
+      continue;
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": equal incoming values, folded " << PN
+                      << " to " << *R << "\n");
+    ORE.emit([&] {
+      return OptimizationRemark(DEBUG_TYPE, "EqualIncoming", &PN)
+             << "folded phi " << ore::NV("Phi", PN.getName())
+             << ": its incoming values are equal by llvm.assume";
+    });
+    PN.replaceAllUsesWith(R);
+    PN.eraseFromParent();
+    ++NumEqualFolds;
+    return true;
+  }
+  return false;
+}
+
+/// Whether \p PN is a size, bound, index or stride of some loop that does
+/// not contain it: it reaches (directly or through one cast or arithmetic
+/// step) a compare, a GEP or a multiply inside such a loop.
+bool PhiDecomposer::isSizeLike(PHINode &PN) {
+  BasicBlock *BB = PN.getParent();
+  auto InOuterLoopUse = [&](Instruction *U) {
+    Loop *L = LI.getLoopFor(U->getParent());
+    return L && !L->contains(BB);
+  };
+  auto IsSizeUse = [](Instruction *U) {
+    return isa<ICmpInst>(U) || isa<GetElementPtrInst>(U) ||
+           match(U, m_Mul(m_Value(), m_Value())) ||
+           match(U, m_Shl(m_Value(), m_Value()));
+  };
+  for (User *U1 : PN.users()) {
+    auto *I1 = dyn_cast<Instruction>(U1);
+    if (!I1)
+      continue;
+    if (IsSizeUse(I1) && InOuterLoopUse(I1))
+      return true;
+    if (!isa<CastInst>(I1) && !isa<BinaryOperator>(I1))
+      continue;
+    for (User *U2 : I1->users())
+      if (auto *I2 = dyn_cast<Instruction>(U2);
+          I2 && IsSizeUse(I2) && InOuterLoopUse(I2))
+        return true;
+  }
+  return false;
+}
+
+/// States at \p PN what holds for every incoming value on its own edge and
+/// is not known of the phi: a power-of-two divisibility and an unsigned
+/// range.
+bool PhiDecomposer::stateFacts(PHINode &PN) {
+  unsigned BW = PN.getType()->getIntegerBitWidth();
+  std::optional<KnownBits> Known;
+  std::optional<ConstantRange> Range;
+  for (unsigned I = 0, E = PN.getNumIncomingValues(); I != E; ++I) {
+    Value *In = PN.getIncomingValue(I);
+    if (In == &PN)
+      continue;
+    Instruction *Ctx = PN.getIncomingBlock(I)->getTerminator();
+    KnownBits K = accel::knownBitsAt(In, DL, &AC, Ctx, &DT);
+    ConstantRange CR = computeConstantRange(In, /*ForSigned=*/false,
+                                            /*UseInstrInfo=*/true, &AC, Ctx,
+                                            &DT)
+                           .intersectWith(ConstantRange::fromKnownBits(
+                               K, /*IsSigned=*/false));
+    Known = Known ? Known->intersectWith(K) : K;
+    Range = Range ? Range->unionWith(CR) : CR;
+  }
+  if (!Known)
+    return false;
+
+  Instruction *Here = PN.getParent()->getTerminator();
+  KnownBits PhiKnown = accel::knownBitsAt(&PN, DL, &AC, Here, &DT);
+  ConstantRange PhiRange =
+      computeConstantRange(&PN, false, true, &AC, Here, &DT)
+          .intersectWith(ConstantRange::fromKnownBits(PhiKnown, false));
+
+  unsigned TZ = std::min(Known->countMinTrailingZeros(), BW - 1);
+  bool NewDivisibility = TZ > 0 && TZ > PhiKnown.countMinTrailingZeros();
+  // Ranges are stated as unsigned bounds the phi is not known to keep.
+  APInt Lo = Range->getUnsignedMin(), Hi = Range->getUnsignedMax();
+  bool NewUpper = !Range->isFullSet() && Hi.ult(PhiRange.getUnsignedMax()) &&
+                  !Hi.isMaxValue();
+  bool NewLower = !Range->isFullSet() && Lo.ugt(PhiRange.getUnsignedMin());
+
+  if (!NewDivisibility && !NewUpper && !NewLower) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "NoNewFact", &PN)
+             << "size " << ore::NV("Phi", PN.getName())
+             << ": its incoming values share no divisibility or range fact "
+                "the phi is not already known to have";
+    });
+    return false;
+  }
+
+  IRBuilder<> B(PN.getParent(), PN.getParent()->getFirstInsertionPt());
+  std::string Name = PN.getName().str();
+  auto Assume = [&](Value *Cond) {
+    CallInst *CI = B.CreateAssumption(Cond);
+    AC.registerAssumption(cast<AssumeInst>(CI));
+  };
+  if (NewDivisibility) {
+    APInt Mask = APInt::getLowBitsSet(BW, TZ);
+    Value *Low = B.CreateAnd(&PN, ConstantInt::get(PN.getType(), Mask),
+                             Name + ".low");
+    Assume(B.CreateICmpEQ(Low, ConstantInt::get(PN.getType(), 0),
+                          Name + ".multiple"));
+    ++NumDivisibilityAnchors;
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << PN.getName() << " is a multiple of "
+                      << (uint64_t(1) << TZ) << "\n");
+    ORE.emit([&] {
+      return OptimizationRemark(DEBUG_TYPE, "DivisibilityAnchor", &PN)
+             << "stated that " << ore::NV("Phi", PN.getName())
+             << " is a multiple of "
+             << ore::NV("Multiple", uint64_t(1) << std::min(TZ, 63u))
+             << " where its paths converge";
+    });
+  }
+  if (NewUpper || NewLower) {
+    if (NewUpper)
+      Assume(B.CreateICmpULE(&PN, ConstantInt::get(PN.getType(), Hi),
+                             Name + ".max"));
+    if (NewLower)
+      Assume(B.CreateICmpUGE(&PN, ConstantInt::get(PN.getType(), Lo),
+                             Name + ".min"));
+    ++NumRangeAnchors;
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << PN.getName() << " lies in [" << Lo
+                      << ", " << Hi << "]\n");
+    ORE.emit([&] {
+      return OptimizationRemark(DEBUG_TYPE, "RangeAnchor", &PN)
+             << "stated that " << ore::NV("Phi", PN.getName()) << " lies in ["
+             << ore::NV("Min", Lo.getZExtValue()) << ", "
+             << ore::NV("Max", Hi.getZExtValue()) << "] where its paths converge";
+    });
+  }
+  return true;
+}
+
+bool PhiDecomposer::anchor() {
+  bool Changed = false;
+  SmallVector<PHINode *, 32> Phis;
+  for (BasicBlock &BB : F)
+    for (PHINode &PN : BB.phis())
+      Phis.push_back(&PN);
+  SmallVector<PHINode *, 32> Left;
+  for (PHINode *PN : Phis) {
+    if (foldEqualByAssume(*PN)) {
+      Changed = true;
+      continue;
+    }
+    Left.push_back(PN);
+  }
+  for (PHINode *PN : Left) {
+    // Facts about loop-carried values are SCEV's business; sizes are merged
+    // where forward paths converge.
+    if (!PN->getType()->isIntegerTy() ||
+        PN->getType()->getIntegerBitWidth() > 64 ||
+        LI.isLoopHeader(PN->getParent()) || PN->getNumIncomingValues() < 2 ||
+        !isSizeLike(*PN))
+      continue;
+    Changed |= stateFacts(*PN);
+  }
+  return Changed;
+}
+
+bool PhiDecomposer::run() {
+  bool Changed = decompose();
+  if (Opts.Anchors)
+    Changed |= anchor();
+  return Changed;
+}
+
+} // namespace
+
+PreservedAnalyses AccelPhiDecomposePass::run(Function &F,
+                                             FunctionAnalysisManager &AM) {
+  // Nothing to do without a phi or select of an aggregate or vector, or an
+  // integer phi an anchor could be stated at.
+  bool Interesting = false;
+  for (BasicBlock &BB : F) {
+    for (PHINode &PN : BB.phis())
+      if (isAggregate(PN.getType()) || PN.getType()->isVectorTy() ||
+          (Opts.Anchors && PN.getType()->isIntOrPtrTy()))
+        Interesting = true;
+    if (!Interesting)
+      for (Instruction &I : BB)
+        if (isa<SelectInst>(I) && isAggregate(I.getType()))
+          Interesting = true;
+    if (Interesting)
+      break;
+  }
+  if (!Interesting)
+    return PreservedAnalyses::all();
+
+  auto &DT = AM.getResult<DominatorTreeAnalysis>(F);
+  auto &LI = AM.getResult<LoopAnalysis>(F);
+  auto &AC = AM.getResult<AssumptionAnalysis>(F);
+  auto &TTI = AM.getResult<TargetIRAnalysis>(F);
+  auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+  PhiDecomposer D(F, Opts, DT, LI, AC, TTI, ORE);
+  if (!D.run())
+    return PreservedAnalyses::all();
+  PreservedAnalyses PA;
+  PA.preserveSet<CFGAnalyses>();
+  PA.preserve<AssumptionAnalysis>();
+  return PA;
+}
