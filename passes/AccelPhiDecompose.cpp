@@ -246,8 +246,8 @@ private:
   // Shape anchors.
   bool anchor();
   bool foldEqualByAssume(PHINode &PN);
-  bool isSizeLike(PHINode &PN);
-  bool stateFacts(PHINode &PN);
+  bool isSizeLike(Instruction &V);
+  bool stateFacts(Instruction &V);
 
   Function &F;
   const AccelPhiDecomposeOptions &Opts;
@@ -739,11 +739,11 @@ bool PhiDecomposer::foldEqualByAssume(PHINode &PN) {
   return false;
 }
 
-/// Whether \p PN is a size, bound, index or stride of some loop that does
+/// Whether \p V is a size, bound, index or stride of some loop that does
 /// not contain it: it reaches (directly or through one cast or arithmetic
 /// step) a compare, a GEP or a multiply inside such a loop.
-bool PhiDecomposer::isSizeLike(PHINode &PN) {
-  BasicBlock *BB = PN.getParent();
+bool PhiDecomposer::isSizeLike(Instruction &V) {
+  BasicBlock *BB = V.getParent();
   auto InOuterLoopUse = [&](Instruction *U) {
     Loop *L = LI.getLoopFor(U->getParent());
     return L && !L->contains(BB);
@@ -753,7 +753,7 @@ bool PhiDecomposer::isSizeLike(PHINode &PN) {
            match(U, m_Mul(m_Value(), m_Value())) ||
            match(U, m_Shl(m_Value(), m_Value()));
   };
-  for (User *U1 : PN.users()) {
+  for (User *U1 : V.users()) {
     auto *I1 = dyn_cast<Instruction>(U1);
     if (!I1)
       continue;
@@ -769,18 +769,31 @@ bool PhiDecomposer::isSizeLike(PHINode &PN) {
   return false;
 }
 
-/// States at \p PN what holds for every incoming value on its own edge and
-/// is not known of the phi: a power-of-two divisibility and an unsigned
-/// range.
-bool PhiDecomposer::stateFacts(PHINode &PN) {
-  unsigned BW = PN.getType()->getIntegerBitWidth();
+/// States at \p V (a phi, or a select: where two paths converge without a
+/// branch) what holds for every incoming value in its own context and is not
+/// known of \p V itself: a power-of-two divisibility and an unsigned range.
+bool PhiDecomposer::stateFacts(Instruction &V) {
+  SmallVector<std::pair<Value *, Instruction *>, 4> Incoming;
+  BasicBlock::iterator Where;
+  if (auto *PN = dyn_cast<PHINode>(&V)) {
+    for (unsigned I = 0, E = PN->getNumIncomingValues(); I != E; ++I)
+      if (PN->getIncomingValue(I) != PN)
+        Incoming.push_back({PN->getIncomingValue(I),
+                            PN->getIncomingBlock(I)->getTerminator()});
+    Where = PN->getParent()->getFirstInsertionPt();
+  } else {
+    auto *Sel = cast<SelectInst>(&V);
+    Incoming.push_back({Sel->getTrueValue(), Sel});
+    Incoming.push_back({Sel->getFalseValue(), Sel});
+    Where = std::next(Sel->getIterator());
+  }
+  if (Incoming.empty())
+    return false;
+
+  unsigned BW = V.getType()->getIntegerBitWidth();
   std::optional<KnownBits> Known;
   std::optional<ConstantRange> Range;
-  for (unsigned I = 0, E = PN.getNumIncomingValues(); I != E; ++I) {
-    Value *In = PN.getIncomingValue(I);
-    if (In == &PN)
-      continue;
-    Instruction *Ctx = PN.getIncomingBlock(I)->getTerminator();
+  for (auto [In, Ctx] : Incoming) {
     KnownBits K = accel::knownBitsAt(In, DL, &AC, Ctx, &DT);
     ConstantRange CR = computeConstantRange(In, /*ForSigned=*/false,
                                             /*UseInstrInfo=*/true, &AC, Ctx,
@@ -790,71 +803,69 @@ bool PhiDecomposer::stateFacts(PHINode &PN) {
     Known = Known ? Known->intersectWith(K) : K;
     Range = Range ? Range->unionWith(CR) : CR;
   }
-  if (!Known)
-    return false;
 
-  Instruction *Here = PN.getParent()->getTerminator();
-  KnownBits PhiKnown = accel::knownBitsAt(&PN, DL, &AC, Here, &DT);
-  ConstantRange PhiRange =
-      computeConstantRange(&PN, false, true, &AC, Here, &DT)
-          .intersectWith(ConstantRange::fromKnownBits(PhiKnown, false));
-
+  // What is known of V itself where it is used (the end of its block, after
+  // any fact stated before).
+  Instruction *Here = V.getParent()->getTerminator();
+  KnownBits VKnown = accel::knownBitsAt(&V, DL, &AC, Here, &DT);
   unsigned TZ = std::min(Known->countMinTrailingZeros(), BW - 1);
-  bool NewDivisibility = TZ > 0 && TZ > PhiKnown.countMinTrailingZeros();
-  // Ranges are stated as unsigned bounds the phi is not known to keep.
+  bool NewDivisibility = TZ > 0 && TZ > VKnown.countMinTrailingZeros();
+  // A range is worth stating only where it says more than V's range and more
+  // than the divisibility does (a multiple of 16 is at most -16 anyway).
+  KnownBits Stated = VKnown;
+  Stated.Zero.setLowBits(TZ);
+  ConstantRange VRange =
+      computeConstantRange(&V, false, true, &AC, Here, &DT)
+          .intersectWith(ConstantRange::fromKnownBits(Stated, false));
   APInt Lo = Range->getUnsignedMin(), Hi = Range->getUnsignedMax();
-  bool NewUpper = !Range->isFullSet() && Hi.ult(PhiRange.getUnsignedMax()) &&
-                  !Hi.isMaxValue();
-  bool NewLower = !Range->isFullSet() && Lo.ugt(PhiRange.getUnsignedMin());
+  bool NewUpper = Hi.ult(VRange.getUnsignedMax());
+  bool NewLower = Lo.ugt(VRange.getUnsignedMin());
 
   if (!NewDivisibility && !NewUpper && !NewLower) {
     ORE.emit([&] {
-      return OptimizationRemarkMissed(DEBUG_TYPE, "NoNewFact", &PN)
-             << "size " << ore::NV("Phi", PN.getName())
+      return OptimizationRemarkMissed(DEBUG_TYPE, "NoNewFact", &V)
+             << "size " << ore::NV("Size", V.getName())
              << ": its incoming values share no divisibility or range fact "
-                "the phi is not already known to have";
+                "that it is not already known to have";
     });
     return false;
   }
 
-  IRBuilder<> B(PN.getParent(), PN.getParent()->getFirstInsertionPt());
-  std::string Name = PN.getName().str();
+  IRBuilder<> B(Where->getParent(), Where);
+  std::string Name = baseName(&V, "size");
+  Type *Ty = V.getType();
   auto Assume = [&](Value *Cond) {
     CallInst *CI = B.CreateAssumption(Cond);
     AC.registerAssumption(cast<AssumeInst>(CI));
   };
   if (NewDivisibility) {
-    APInt Mask = APInt::getLowBitsSet(BW, TZ);
-    Value *Low = B.CreateAnd(&PN, ConstantInt::get(PN.getType(), Mask),
-                             Name + ".low");
-    Assume(B.CreateICmpEQ(Low, ConstantInt::get(PN.getType(), 0),
-                          Name + ".multiple"));
+    Value *Low = B.CreateAnd(
+        &V, ConstantInt::get(Ty, APInt::getLowBitsSet(BW, TZ)), Name + ".low");
+    Assume(B.CreateICmpEQ(Low, ConstantInt::get(Ty, 0), Name + ".multiple"));
     ++NumDivisibilityAnchors;
-    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << PN.getName() << " is a multiple of "
-                      << (uint64_t(1) << TZ) << "\n");
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Name << " is a multiple of 2^" << TZ
+                      << "\n");
     ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "DivisibilityAnchor", &PN)
-             << "stated that " << ore::NV("Phi", PN.getName())
-             << " is a multiple of "
+      return OptimizationRemark(DEBUG_TYPE, "DivisibilityAnchor", &V)
+             << "stated that " << ore::NV("Size", Name) << " is a multiple of "
              << ore::NV("Multiple", uint64_t(1) << std::min(TZ, 63u))
              << " where its paths converge";
     });
   }
   if (NewUpper || NewLower) {
     if (NewUpper)
-      Assume(B.CreateICmpULE(&PN, ConstantInt::get(PN.getType(), Hi),
-                             Name + ".max"));
+      Assume(B.CreateICmpULE(&V, ConstantInt::get(Ty, Hi), Name + ".max"));
     if (NewLower)
-      Assume(B.CreateICmpUGE(&PN, ConstantInt::get(PN.getType(), Lo),
-                             Name + ".min"));
+      Assume(B.CreateICmpUGE(&V, ConstantInt::get(Ty, Lo), Name + ".min"));
     ++NumRangeAnchors;
-    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << PN.getName() << " lies in [" << Lo
-                      << ", " << Hi << "]\n");
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Name << " lies in [" << Lo << ", "
+                      << Hi << "]\n");
     ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "RangeAnchor", &PN)
-             << "stated that " << ore::NV("Phi", PN.getName()) << " lies in ["
+      return OptimizationRemark(DEBUG_TYPE, "RangeAnchor", &V)
+             << "stated that " << ore::NV("Size", Name) << " lies in ["
              << ore::NV("Min", Lo.getZExtValue()) << ", "
-             << ore::NV("Max", Hi.getZExtValue()) << "] where its paths converge";
+             << ore::NV("Max", Hi.getZExtValue())
+             << "] where its paths converge";
     });
   }
   return true;
@@ -863,27 +874,28 @@ bool PhiDecomposer::stateFacts(PHINode &PN) {
 bool PhiDecomposer::anchor() {
   bool Changed = false;
   SmallVector<PHINode *, 32> Phis;
+  SmallVector<Instruction *, 32> Sizes;
   for (BasicBlock &BB : F)
-    for (PHINode &PN : BB.phis())
-      Phis.push_back(&PN);
-  SmallVector<PHINode *, 32> Left;
+    for (Instruction &I : BB) {
+      if (auto *PN = dyn_cast<PHINode>(&I))
+        Phis.push_back(PN);
+      else if (isa<SelectInst>(I))
+        Sizes.push_back(&I);
+    }
   for (PHINode *PN : Phis) {
     if (foldEqualByAssume(*PN)) {
       Changed = true;
       continue;
     }
-    Left.push_back(PN);
-  }
-  for (PHINode *PN : Left) {
     // Facts about loop-carried values are SCEV's business; sizes are merged
     // where forward paths converge.
-    if (!PN->getType()->isIntegerTy() ||
-        PN->getType()->getIntegerBitWidth() > 64 ||
-        LI.isLoopHeader(PN->getParent()) || PN->getNumIncomingValues() < 2 ||
-        !isSizeLike(*PN))
-      continue;
-    Changed |= stateFacts(*PN);
+    if (!LI.isLoopHeader(PN->getParent()) && PN->getNumIncomingValues() >= 2)
+      Sizes.push_back(PN);
   }
+  for (Instruction *I : Sizes)
+    if (I->getType()->isIntegerTy() &&
+        I->getType()->getIntegerBitWidth() <= 64 && isSizeLike(*I))
+      Changed |= stateFacts(*I);
   return Changed;
 }
 
