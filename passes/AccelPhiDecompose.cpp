@@ -239,6 +239,7 @@ private:
   Value *rebuildSub(Split &S, ArrayRef<unsigned> Prefix, Type *Ty,
                     Instruction *Before);
   void rewriteUsers(Split &S);
+  bool feedsOnlyCandidates(Instruction *I, unsigned Depth = 0);
   void foldParts(SmallVectorImpl<WeakTrackingVH> &Parts);
   bool replacementKeepsForm(PHINode &PN, Value *V);
   void remarkSplit(const Split &S);
@@ -261,6 +262,9 @@ private:
   std::vector<Split> Splits;
   DenseMap<Instruction *, unsigned> SplitIndex;
   std::map<std::pair<Value *, std::vector<unsigned>>, Value *> Extracts;
+  /// The last extract made after each instruction (null: at the entry, for
+  /// arguments and globals).
+  DenseMap<Value *, Instruction *> LastExtract;
 };
 
 //===----------------------------------------------------------------------===//
@@ -435,8 +439,13 @@ Value *PhiDecomposer::extractPart(Value *V, ArrayRef<unsigned> Path) {
   if (It != Extracts.end())
     return It->second;
 
+  // In element order: after the extracts already made for values defined
+  // at the same point.
+  Value *Anchor = isa<Instruction>(V) ? V : nullptr;
   BasicBlock::iterator Where = F.getEntryBlock().getFirstInsertionPt();
-  if (auto *I = dyn_cast<Instruction>(V)) {
+  if (auto It = LastExtract.find(Anchor); It != LastExtract.end()) {
+    Where = std::next(It->second->getIterator());
+  } else if (auto *I = dyn_cast<Instruction>(V)) {
     std::optional<BasicBlock::iterator> After = I->getInsertionPointAfterDef();
     assert(After && "legality keeps invoke and callbr results out");
     Where = *After;
@@ -452,6 +461,8 @@ Value *PhiDecomposer::extractPart(Value *V, ArrayRef<unsigned> Path) {
     X = B.CreateExtractValue(V, Path, Name + pathSuffix(Path));
   }
   Extracts[Key] = X;
+  if (auto *XI = dyn_cast<Instruction>(X))
+    LastExtract[Anchor] = XI;
   return X;
 }
 
@@ -511,6 +522,20 @@ Value *PhiDecomposer::rebuildSub(Split &S, ArrayRef<unsigned> Prefix, Type *Ty,
   return Agg;
 }
 
+/// Whether \p I is an insertvalue/insertelement whose value only reaches
+/// candidates (the chain that builds a loop's next aggregate): the parts
+/// took its elements, and it dies with the candidates.
+bool PhiDecomposer::feedsOnlyCandidates(Instruction *I, unsigned Depth) {
+  if (!isa<InsertValueInst>(I) && !isa<InsertElementInst>(I))
+    return false;
+  if (Depth > 32 || I->use_empty())
+    return false;
+  return all_of(I->users(), [&](User *U) {
+    auto *UI = cast<Instruction>(U);
+    return SplitIndex.count(UI) || feedsOnlyCandidates(UI, Depth + 1);
+  });
+}
+
 /// Points every user of \p S outside the candidates at its parts (extracts)
 /// or at the rebuilt aggregate (everything else).
 void PhiDecomposer::rewriteUsers(Split &S) {
@@ -519,8 +544,8 @@ void PhiDecomposer::rewriteUsers(Split &S) {
     Uses.push_back(&U);
   for (Use *U : Uses) {
     auto *User = cast<Instruction>(U->getUser());
-    if (SplitIndex.count(User))
-      continue; // Another candidate: wired part to part already.
+    if (SplitIndex.count(User) || feedsOnlyCandidates(User))
+      continue; // Wired part to part already; dies with the candidates.
     if (auto *EV = dyn_cast<ExtractValueInst>(User)) {
       ArrayRef<unsigned> Idx = EV->getIndices();
       Value *New = nullptr;
