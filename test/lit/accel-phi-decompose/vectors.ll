@@ -1,0 +1,103 @@
+; Loop-carried vector phis are split where the vector is narrower than the
+; target's vector registers (TTI's fixed-width register size), so the loop
+; vectorizer can widen the loop itself; a vector that already fills the
+; registers is left alone, with a missed remark. Aggregates are split on
+; every target.
+
+; RUN: opt %loadaccel -passes=accel-phi-decompose -S %s -mtriple=x86_64-unknown-linux-gnu -mattr=+avx2 \
+; RUN:   -pass-remarks-missed=accel-phi-decompose 2>%t.avx2.txt | FileCheck %s --check-prefixes=CHECK,SPLIT4,KEEP8
+; RUN: FileCheck %s --check-prefix=AVX2-MISSED < %t.avx2.txt
+; RUN: opt %loadaccel -passes=accel-phi-decompose -S %s -mtriple=x86_64-unknown-linux-gnu -mattr=+avx512f \
+; RUN:   | FileCheck %s --check-prefixes=CHECK,SPLIT4,SPLIT8
+; RUN: opt %loadaccel -passes=accel-phi-decompose -S %s -mtriple=aarch64-unknown-linux-gnu \
+; RUN:   -pass-remarks-missed=accel-phi-decompose 2>%t.a64.txt | FileCheck %s --check-prefixes=CHECK,KEEP4,KEEP8
+; RUN: FileCheck %s --check-prefix=A64-MISSED < %t.a64.txt
+; RUN: opt %loadaccel -passes='accel-phi-decompose<no-vectors>' -S %s -mtriple=x86_64-unknown-linux-gnu -mattr=+avx512f \
+; RUN:   -pass-remarks-missed=accel-phi-decompose 2>%t.novec.txt | FileCheck %s --check-prefixes=CHECK,KEEP4,KEEP8
+; RUN: FileCheck %s --check-prefix=NOVEC-MISSED < %t.novec.txt
+
+; AVX2-MISSED: remark: {{.*}} phi of <8 x float> (256 bits) already fills the target's 256-bit vector registers
+; AVX2-MISSED-NOT: <4 x float>
+; A64-MISSED: remark: {{.*}} phi of <4 x float> (128 bits) already fills the target's 128-bit vector registers
+; A64-MISSED: remark: {{.*}} phi of <8 x float> (256 bits) already fills the target's 128-bit vector registers
+; NOVEC-MISSED: remark: {{.*}} phi of <4 x float> is loop-carried, but no-vectors
+; NOVEC-MISSED: remark: {{.*}} phi of <8 x float> is loop-carried, but no-vectors
+
+; Four partial sums in a <4 x float>, reduced after the loop.
+define float @sum4(ptr %a, i64 %n) {
+; CHECK-LABEL: @sum4(
+; SPLIT4:      loop:
+; SPLIT4:        %acc.0 = phi float [ 0.000000e+00, %entry ], [ %acc.next.x.0, %loop ]
+; SPLIT4-NEXT:   %acc.1 = phi float [ 0.000000e+00, %entry ], [ %acc.next.x.1, %loop ]
+; SPLIT4-NEXT:   %acc.2 = phi float [ 0.000000e+00, %entry ], [ %acc.next.x.2, %loop ]
+; SPLIT4-NEXT:   %acc.3 = phi float [ 0.000000e+00, %entry ], [ %acc.next.x.3, %loop ]
+; SPLIT4-NEXT:   %acc.rebuilt = insertelement <4 x float> poison, float %acc.0, i64 0
+; SPLIT4:        %acc.rebuilt3 = insertelement <4 x float> %acc.rebuilt2, float %acc.3, i64 3
+; SPLIT4:        %acc.next = fadd <4 x float> %acc.rebuilt3, %v
+; SPLIT4-NEXT:   %acc.next.x.0 = extractelement <4 x float> %acc.next, i64 0
+; SPLIT4:      exit:
+; Its LCSSA phi is not loop-carried: it stays a vector.
+; SPLIT4-NEXT:   %r = phi <4 x float> [ %acc.next, %loop ]
+; KEEP4:       loop:
+; KEEP4:         %acc = phi <4 x float>
+entry:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acc = phi <4 x float> [ zeroinitializer, %entry ], [ %acc.next, %loop ]
+  %p = getelementptr inbounds <4 x float>, ptr %a, i64 %i
+  %v = load <4 x float>, ptr %p, align 16
+  %acc.next = fadd <4 x float> %acc, %v
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  %r = phi <4 x float> [ %acc.next, %loop ]
+  %e0 = extractelement <4 x float> %r, i64 0
+  %e1 = extractelement <4 x float> %r, i64 1
+  %e2 = extractelement <4 x float> %r, i64 2
+  %e3 = extractelement <4 x float> %r, i64 3
+  %s01 = fadd float %e0, %e1
+  %s23 = fadd float %e2, %e3
+  %s = fadd float %s01, %s23
+  ret float %s
+}
+
+define <8 x float> @sum8(ptr %a, i64 %n) {
+; CHECK-LABEL: @sum8(
+; SPLIT8:        %acc.7 = phi float
+; SPLIT8-NOT:    phi <8 x float>
+; KEEP8:         %acc = phi <8 x float>
+entry:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acc = phi <8 x float> [ zeroinitializer, %entry ], [ %acc.next, %loop ]
+  %p = getelementptr inbounds <8 x float>, ptr %a, i64 %i
+  %v = load <8 x float>, ptr %p, align 32
+  %acc.next = fadd <8 x float> %acc, %v
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret <8 x float> %acc.next
+}
+
+; A vector phi where two paths merge (no loop) is never split.
+define <4 x float> @merge(i1 %c, <4 x float> %x, <4 x float> %y) {
+; CHECK-LABEL: @merge(
+; CHECK:         %m = phi <4 x float> [ %x, %a ], [ %y, %b ]
+entry:
+  br i1 %c, label %a, label %b
+a:
+  br label %join
+b:
+  br label %join
+join:
+  %m = phi <4 x float> [ %x, %a ], [ %y, %b ]
+  ret <4 x float> %m
+}
