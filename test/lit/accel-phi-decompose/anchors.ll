@@ -52,7 +52,6 @@ define void @scale(ptr noalias %y, ptr noalias %x, i64 %a, i64 %b, i1 %padded) {
 ; O3-PLAIN-LABEL: @scale(
 ; O3-PLAIN:    vector.body:
 ; O3-PLAIN:    middle.block:
-; O3-PLAIN:    vec.epilog.vector.body:
 entry:
   br i1 %padded, label %pad, label %blocks
 
