@@ -311,9 +311,8 @@ bool PhiDecomposer::legalAndProfitable(Instruction &I,
             .getFixedValue();
     if (RegBits && Bits >= RegBits) {
       decline(I, "VectorFillsRegisters",
-              What + " (" + Twine(Bits) +
-                  " bits) already fills the target's " + Twine(RegBits) +
-                  "-bit vector registers");
+              What + " (" + Twine(Bits) + " bits) already fills the target's " +
+                  Twine(RegBits) + "-bit vector registers");
       return false;
     }
   }
@@ -337,8 +336,9 @@ bool PhiDecomposer::legalAndProfitable(Instruction &I,
     for (Value *In : PN->incoming_values())
       if (isa<InvokeInst>(In) || isa<CallBrInst>(In)) {
         decline(I, "TerminatorIncoming",
-                What + " has an incoming value defined by an invoke or "
-                       "callbr, whose elements cannot be extracted on the edge");
+                What +
+                    " has an incoming value defined by an invoke or "
+                    "callbr, whose elements cannot be extracted on the edge");
         return false;
       }
   Leaves = leavesOf(T);
@@ -477,7 +477,8 @@ void PhiDecomposer::materializeSelect(Split &S) {
     Value *E = partOf(Sel->getFalseValue(), L.Path, L.Ty);
     IRBuilder<> B(Sel);
     Parts.push_back(B.CreateSelect(Sel->getCondition(), T, E,
-                                   baseName(Sel, "sel") + pathSuffix(L.Path), Sel));
+                                   baseName(Sel, "sel") + pathSuffix(L.Path),
+                                   Sel));
     ++NumScalarParts;
   }
   S.Parts = std::move(Parts);
@@ -488,9 +489,9 @@ void PhiDecomposer::materializeSelect(Split &S) {
 Value *PhiDecomposer::rebuild(Split &S) {
   if (S.Rebuilt)
     return S.Rebuilt;
-  BasicBlock::iterator Where =
-      isa<PHINode>(S.Old) ? S.Old->getParent()->getFirstInsertionPt()
-                          : S.Old->getIterator();
+  BasicBlock::iterator Where = isa<PHINode>(S.Old)
+                                   ? S.Old->getParent()->getFirstInsertionPt()
+                                   : S.Old->getIterator();
   IRBuilder<> B(Where->getParent(), Where);
   Value *Agg = PoisonValue::get(S.Old->getType());
   std::string Name = baseName(S.Old, "agg") + ".rebuilt";
@@ -650,10 +651,9 @@ bool PhiDecomposer::decompose() {
     if (!PN)
       continue;
     for (const Leaf &L : S.Leaves) {
-      PHINode *Part =
-          PHINode::Create(L.Ty, PN->getNumIncomingValues(),
-                          baseName(PN, "phi") + pathSuffix(L.Path),
-                          PN->getIterator());
+      PHINode *Part = PHINode::Create(L.Ty, PN->getNumIncomingValues(),
+                                      baseName(PN, "phi") + pathSuffix(L.Path),
+                                      PN->getIterator());
       if (isa<FPMathOperator>(PN) && isa<FPMathOperator>(Part))
         Part->copyFastMathFlags(PN);
       S.Parts.push_back(Part);
@@ -670,9 +670,9 @@ bool PhiDecomposer::decompose() {
     for (unsigned K = 0, E = S.Leaves.size(); K != E; ++K) {
       auto *Part = cast<PHINode>(S.Parts[K]);
       for (unsigned In = 0, N = PN->getNumIncomingValues(); In != N; ++In)
-        Part->addIncoming(partOf(PN->getIncomingValue(In), S.Leaves[K].Path,
-                                 S.Leaves[K].Ty),
-                          PN->getIncomingBlock(In));
+        Part->addIncoming(
+            partOf(PN->getIncomingValue(In), S.Leaves[K].Path, S.Leaves[K].Ty),
+            PN->getIncomingBlock(In));
     }
   }
   // Selects nobody asked for yet.
@@ -715,7 +715,8 @@ static bool equalByAssume(Value *A, Value *B, PHINode &PN, AssumptionCache &AC,
                           DominatorTree &DT) {
   Instruction *Ctx = &*PN.getParent()->getFirstInsertionPt();
   for (auto &VH : AC.assumptionsFor(A)) {
-    auto *Assume = dyn_cast_or_null<AssumeInst>(static_cast<Value *>(VH.Assume));
+    auto *Assume =
+        dyn_cast_or_null<AssumeInst>(static_cast<Value *>(VH.Assume));
     if (!Assume)
       continue;
     auto *Cmp = dyn_cast<ICmpInst>(Assume->getArgOperand(0));
@@ -820,11 +821,10 @@ bool PhiDecomposer::stateFacts(Instruction &V) {
   std::optional<ConstantRange> Range;
   for (auto [In, Ctx] : Incoming) {
     KnownBits K = accel::knownBitsAt(In, DL, &AC, Ctx, &DT);
-    ConstantRange CR = computeConstantRange(In, /*ForSigned=*/false,
-                                            /*UseInstrInfo=*/true, &AC, Ctx,
-                                            &DT)
-                           .intersectWith(ConstantRange::fromKnownBits(
-                               K, /*IsSigned=*/false));
+    ConstantRange CR =
+        computeConstantRange(In, /*ForSigned=*/false,
+                             /*UseInstrInfo=*/true, &AC, Ctx, &DT)
+            .intersectWith(ConstantRange::fromKnownBits(K, /*IsSigned=*/false));
     Known = Known ? Known->intersectWith(K) : K;
     Range = Range ? Range->unionWith(CR) : CR;
   }
