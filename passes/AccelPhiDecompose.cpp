@@ -40,6 +40,7 @@
 #include "PassParams.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -72,6 +73,7 @@ STATISTIC(NumVectorPhis, "Vector phis split into scalar phis");
 STATISTIC(NumSelects, "Aggregate selects split into scalar selects");
 STATISTIC(NumScalarParts, "Scalar phis and selects created");
 STATISTIC(NumPartsFolded, "Scalar parts folded (all incoming values equal)");
+STATISTIC(NumLaneOps, "Lane-wise vector instructions computed lane by lane");
 STATISTIC(NumRebuilt, "Aggregates rebuilt for users other than extracts");
 STATISTIC(NumDeclined, "Aggregate or vector phis and selects left alone");
 STATISTIC(NumEqualFolds, "Phis folded because their incoming values are equal");
@@ -225,6 +227,9 @@ public:
 private:
   // Candidate discovery, legality and cost.
   void collectCandidates();
+  void addCandidate(Instruction &I, SmallVector<Leaf, 8> Leaves);
+  void collectLaneWise();
+  bool isLaneWise(Instruction &I, unsigned Lanes);
   bool isCandidateType(Instruction &I);
   bool legalAndProfitable(Instruction &I, SmallVectorImpl<Leaf> &Leaves);
   void decline(Instruction &I, StringRef Name, const Twine &Why);
@@ -234,6 +239,7 @@ private:
   Value *partOf(Value *V, ArrayRef<unsigned> Path, Type *LeafTy);
   Value *candidatePart(Split &S, ArrayRef<unsigned> Path);
   Value *extractPart(Value *V, ArrayRef<unsigned> Path);
+  Value *lanePart(Instruction &I, unsigned Lane);
   void materializeSelect(Split &S);
   Value *rebuild(Split &S);
   Value *rebuildSub(Split &S, ArrayRef<unsigned> Prefix, Type *Ty,
@@ -262,6 +268,11 @@ private:
   std::vector<Split> Splits;
   DenseMap<Instruction *, unsigned> SplitIndex;
   std::map<std::pair<Value *, std::vector<unsigned>>, Value *> Extracts;
+  /// Lane-wise vector instructions of split vector phis' loops that are
+  /// computed lane by lane instead (their users are all split or scalarized),
+  /// and their scalar lanes.
+  SetVector<Instruction *> LaneWise;
+  DenseMap<std::pair<Instruction *, unsigned>, Value *> Lanes;
   /// The last extract made after each instruction (null: at the entry, for
   /// arguments and globals).
   DenseMap<Value *, Instruction *> LastExtract;
@@ -345,22 +356,138 @@ bool PhiDecomposer::legalAndProfitable(Instruction &I,
   return true;
 }
 
+void PhiDecomposer::addCandidate(Instruction &I, SmallVector<Leaf, 8> Leaves) {
+  Split S;
+  S.Old = &I;
+  S.Leaves = std::move(Leaves);
+  S.IsVector = isa<FixedVectorType>(I.getType());
+  SplitIndex[&I] = Splits.size();
+  Splits.push_back(std::move(S));
+  LLVM_DEBUG(dbgs() << DEBUG_TYPE ": candidate " << I << "\n");
+}
+
 void PhiDecomposer::collectCandidates() {
   for (BasicBlock &BB : F)
     for (Instruction &I : BB) {
       if (!isCandidateType(I))
         continue;
       SmallVector<Leaf, 8> Leaves;
-      if (!legalAndProfitable(I, Leaves))
-        continue;
-      Split S;
-      S.Old = &I;
-      S.Leaves = std::move(Leaves);
-      S.IsVector = isa<FixedVectorType>(I.getType());
-      SplitIndex[&I] = Splits.size();
-      Splits.push_back(std::move(S));
-      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": candidate " << I << "\n");
+      if (legalAndProfitable(I, Leaves))
+        addCandidate(I, std::move(Leaves));
     }
+  if (any_of(Splits, [](const Split &S) { return S.IsVector; }))
+    collectLaneWise();
+}
+
+/// Whether \p I computes each of its \p Lanes lanes from the same lane of
+/// its vector operands alone, as one scalar instruction could.
+bool PhiDecomposer::isLaneWise(Instruction &I, unsigned Lanes) {
+  auto *VT = dyn_cast<FixedVectorType>(I.getType());
+  if (!VT || VT->getNumElements() != Lanes)
+    return false;
+  auto SameLanes = [&](Value *Op) {
+    auto *OT = dyn_cast<FixedVectorType>(Op->getType());
+    return !OT || OT->getNumElements() == Lanes;
+  };
+  if (!all_of(I.operands(), [&](Use &U) { return SameLanes(U.get()); }))
+    return false;
+  if (isa<BinaryOperator>(I) || isa<UnaryOperator>(I) || isa<CmpInst>(I) ||
+      isa<SelectInst>(I))
+    return true;
+  if (auto *C = dyn_cast<CastInst>(&I))
+    return C->getOperand(0)->getType()->isVectorTy();
+  if (auto *LI = dyn_cast<LoadInst>(&I))
+    return LI->isSimple() &&
+           DL.getTypeStoreSizeInBits(VT->getElementType()) ==
+               DL.getTypeSizeInBits(VT->getElementType()) &&
+           DL.getTypeSizeInBits(VT->getElementType()) % 8 == 0;
+  if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+    switch (II->getIntrinsicID()) {
+    case Intrinsic::fma:
+    case Intrinsic::fmuladd:
+    case Intrinsic::fabs:
+    case Intrinsic::sqrt:
+    case Intrinsic::minnum:
+    case Intrinsic::maxnum:
+    case Intrinsic::minimum:
+    case Intrinsic::maximum:
+    case Intrinsic::copysign:
+    case Intrinsic::smax:
+    case Intrinsic::smin:
+    case Intrinsic::umax:
+    case Intrinsic::umin:
+      return all_of(II->args(),
+                    [](Value *A) { return A->getType()->isVectorTy(); });
+    default:
+      return false;
+    }
+  }
+  return false;
+}
+
+/// Lane-wise instructions in the loops of split vector phis whose every user
+/// is split, scalarized too, or a constant-lane extractelement: the loop then
+/// keeps no vector value (the vectorizer refuses loops with vector-typed
+/// values, and InstCombine would fold the lanes back into a vector phi).
+/// LCSSA and other non-header vector phis fed by them are split as well.
+void PhiDecomposer::collectLaneWise() {
+  SmallVector<Instruction *, 16> Work;
+  for (const Split &S : Splits) {
+    auto *PN = dyn_cast<PHINode>(S.Old);
+    if (!S.IsVector || !PN)
+      continue;
+    Loop *L = LI.getLoopFor(PN->getParent());
+    unsigned Lanes = S.Leaves.size();
+    for (Value *In : PN->incoming_values())
+      if (auto *I = dyn_cast<Instruction>(In))
+        Work.push_back(I);
+    while (!Work.empty()) {
+      Instruction *I = Work.pop_back_val();
+      if (LaneWise.count(I) || SplitIndex.count(I) || !L->contains(I) ||
+          !isLaneWise(*I, Lanes))
+        continue;
+      LaneWise.insert(I);
+      for (Value *Op : I->operands())
+        if (auto *OI = dyn_cast<Instruction>(Op))
+          Work.push_back(OI);
+    }
+  }
+  // Vector phis outside loop headers that merge those values (LCSSA phis).
+  for (BasicBlock &BB : F)
+    for (PHINode &PN : BB.phis()) {
+      auto *VT = dyn_cast<FixedVectorType>(PN.getType());
+      if (!VT || SplitIndex.count(&PN) || !Opts.Vectors ||
+          VT->getNumElements() > Opts.MaxElements ||
+          BB.getFirstInsertionPt() == BB.end())
+        continue;
+      bool Fed = false, Legal = true;
+      for (Value *In : PN.incoming_values()) {
+        auto *I = dyn_cast<Instruction>(In);
+        if (I && (isa<InvokeInst>(I) || isa<CallBrInst>(I)))
+          Legal = false;
+        if (I && (LaneWise.count(I) || SplitIndex.count(I)))
+          Fed = true;
+      }
+      if (Fed && Legal)
+        addCandidate(PN, leavesOf(VT));
+    }
+  // Keep only those whose users are all split or scalarized.
+  while (true) {
+    SmallVector<Instruction *, 8> Drop;
+    for (Instruction *I : LaneWise)
+      if (!all_of(I->users(), [&](User *U) {
+            auto *UI = cast<Instruction>(U);
+            if (LaneWise.count(UI) || SplitIndex.count(UI))
+              return true;
+            auto *EE = dyn_cast<ExtractElementInst>(UI);
+            return EE && isa<ConstantInt>(EE->getIndexOperand());
+          }))
+        Drop.push_back(I);
+    if (Drop.empty())
+      break;
+    for (Instruction *I : Drop)
+      LaneWise.remove(I);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -407,6 +534,8 @@ Value *PhiDecomposer::partOf(Value *V, ArrayRef<unsigned> Path, Type *LeafTy) {
       }
       continue;
     }
+    if (auto *I = dyn_cast<Instruction>(V); I && LaneWise.count(I))
+      return lanePart(*I, Path.front());
     if (auto *IE = dyn_cast<InsertElementInst>(V)) {
       auto *Lane = dyn_cast<ConstantInt>(IE->getOperand(2));
       if (!Lane)
@@ -464,6 +593,59 @@ Value *PhiDecomposer::extractPart(Value *V, ArrayRef<unsigned> Path) {
   if (auto *XI = dyn_cast<Instruction>(X))
     LastExtract[Anchor] = XI;
   return X;
+}
+
+/// Lane \p Lane of the lane-wise vector instruction \p I, computed by one
+/// scalar instruction in front of it (once).
+Value *PhiDecomposer::lanePart(Instruction &I, unsigned Lane) {
+  auto Key = std::make_pair(&I, Lane);
+  if (auto It = Lanes.find(Key); It != Lanes.end())
+    return It->second;
+  Type *EltTy = cast<FixedVectorType>(I.getType())->getElementType();
+  auto LaneOf = [&](Value *Op) -> Value * {
+    auto *OT = dyn_cast<FixedVectorType>(Op->getType());
+    if (!OT)
+      return Op; // A scalar operand (a select's condition).
+    return partOf(Op, {Lane}, OT->getElementType());
+  };
+  SmallVector<Value *, 4> Ops;
+  if (!isa<LoadInst>(I))
+    for (Value *Op : I.operands())
+      Ops.push_back(LaneOf(Op));
+  IRBuilder<> B(&I);
+  std::string Name = baseName(&I, "v") + ".lane" + std::to_string(Lane);
+  Value *R;
+  if (auto *BO = dyn_cast<BinaryOperator>(&I)) {
+    R = B.CreateBinOp(BO->getOpcode(), Ops[0], Ops[1], Name);
+  } else if (auto *UO = dyn_cast<UnaryOperator>(&I)) {
+    R = B.CreateUnOp(UO->getOpcode(), Ops[0], Name);
+  } else if (auto *Cmp = dyn_cast<CmpInst>(&I)) {
+    R = B.CreateCmp(Cmp->getPredicate(), Ops[0], Ops[1], Name);
+  } else if (isa<SelectInst>(I)) {
+    R = B.CreateSelect(Ops[0], Ops[1], Ops[2], Name);
+  } else if (auto *C = dyn_cast<CastInst>(&I)) {
+    R = B.CreateCast(C->getOpcode(), Ops[0], EltTy, Name);
+  } else if (auto *Ld = dyn_cast<LoadInst>(&I)) {
+    uint64_t Offset = Lane * DL.getTypeStoreSize(EltTy).getFixedValue();
+    Value *Ptr = Ld->getPointerOperand();
+    if (Offset)
+      Ptr = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Ptr, Offset,
+                                         Name + ".addr");
+    LoadInst *NewLd = B.CreateAlignedLoad(
+        EltTy, Ptr, commonAlignment(Ld->getAlign(), Offset), Name);
+    AAMDNodes AA = Ld->getAAMetadata();
+    if (AA)
+      NewLd->setAAMetadata(AA);
+    R = NewLd;
+  } else {
+    auto *II = cast<IntrinsicInst>(&I);
+    R = B.CreateIntrinsic(II->getIntrinsicID(), {EltTy}, Ops, nullptr, Name);
+  }
+  if (auto *RI = dyn_cast<Instruction>(R))
+    RI->copyIRFlags(&I);
+  ++NumLaneOps;
+  Lanes[Key] = R;
+  return R;
 }
 
 /// Creates one select per leaf in front of the select candidate \p S.
@@ -545,7 +727,8 @@ void PhiDecomposer::rewriteUsers(Split &S) {
     Uses.push_back(&U);
   for (Use *U : Uses) {
     auto *User = cast<Instruction>(U->getUser());
-    if (SplitIndex.count(User) || feedsOnlyCandidates(User))
+    if (SplitIndex.count(User) || LaneWise.count(User) ||
+        feedsOnlyCandidates(User))
       continue; // Wired part to part already; dies with the candidates.
     if (auto *EV = dyn_cast<ExtractValueInst>(User)) {
       ArrayRef<unsigned> Idx = EV->getIndices();
@@ -680,9 +863,20 @@ bool PhiDecomposer::decompose() {
     if (S.Parts.empty())
       materializeSelect(S);
 
-  // 3. Users outside the candidates.
+  // 3. Users outside the candidates, and constant-lane extracts of the
+  // vector instructions computed lane by lane.
   for (Split &S : Splits)
     rewriteUsers(S);
+  for (Instruction *I : LaneWise)
+    for (User *U : make_early_inc_range(I->users()))
+      if (auto *EE = dyn_cast<ExtractElementInst>(U)) {
+        auto *Lane = cast<ConstantInt>(EE->getIndexOperand());
+        if (Lane->getValue().uge(
+                cast<FixedVectorType>(I->getType())->getNumElements()))
+          continue; // Poison; left to InstCombine.
+        EE->replaceAllUsesWith(lanePart(*I, Lane->getZExtValue()));
+        EE->eraseFromParent();
+      }
 
   // 4. The old phis and selects, and whatever only they used.
   SmallVector<WeakTrackingVH, 16> MaybeDead;
@@ -699,6 +893,8 @@ bool PhiDecomposer::decompose() {
   }
   for (Split &S : Splits)
     S.Old->eraseFromParent();
+  for (Instruction *I : LaneWise)
+    MaybeDead.push_back(I);
   RecursivelyDeleteTriviallyDeadInstructionsPermissive(MaybeDead);
 
   // 5. Parts that are the same value on every path.
