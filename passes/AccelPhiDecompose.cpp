@@ -24,11 +24,11 @@
 ///    user the aggregate rebuilt once after the phis. Parts whose incoming
 ///    values are all the same value are folded, unless that would take a
 ///    value out of its loop (LCSSA is kept).
-/// 4. Shape anchors: phis whose incoming values are equal by llvm.assume are
-///    folded; a size-like integer phi (a loop-invariant bound, index or
-///    stride of some loop) whose incoming values are all multiples of 2^k or
-///    all lie in a range the phi is not known to gets an llvm.assume stating
-///    it, right after the phis of its block.
+/// 4. Shape anchors (AccelPhiDecomposeAnchors.cpp): phis whose incoming
+///    values are equal by llvm.assume are folded; a size-like integer phi or
+///    select (a loop-invariant bound, index or stride of some loop) whose
+///    incoming values are all multiples of 2^k or all lie in a range it is
+///    not known to gets an llvm.assume stating it where the paths converge.
 ///
 /// Every decision taken or declined is an optimization remark named
 /// accel-phi-decompose.
@@ -47,16 +47,12 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
-#include "llvm/Analysis/ValueTracking.h"
-#include "llvm/IR/ConstantRange.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/IR/PatternMatch.h"
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/KnownBits.h"
 #include "llvm/Transforms/Utils/Local.h"
 
 #include <map>
@@ -64,7 +60,6 @@
 #include <vector>
 
 using namespace llvm;
-using namespace llvm::PatternMatch;
 
 #define DEBUG_TYPE "accel-phi-decompose"
 
@@ -76,9 +71,6 @@ STATISTIC(NumPartsFolded, "Scalar parts folded (all incoming values equal)");
 STATISTIC(NumLaneOps, "Lane-wise vector instructions computed lane by lane");
 STATISTIC(NumRebuilt, "Aggregates rebuilt for users other than extracts");
 STATISTIC(NumDeclined, "Aggregate or vector phis and selects left alone");
-STATISTIC(NumEqualFolds, "Phis folded because their incoming values are equal");
-STATISTIC(NumDivisibilityAnchors, "Divisibility facts stated at phis");
-STATISTIC(NumRangeAnchors, "Range facts stated at phis");
 
 /// The documented range of max-elements.
 static constexpr unsigned MaxElementsParam = 256;
@@ -247,14 +239,7 @@ private:
   void rewriteUsers(Split &S);
   bool feedsOnlyCandidates(Instruction *I, unsigned Depth = 0);
   void foldParts(SmallVectorImpl<WeakTrackingVH> &Parts);
-  bool replacementKeepsForm(PHINode &PN, Value *V);
   void remarkSplit(const Split &S);
-
-  // Shape anchors.
-  bool anchor();
-  bool foldEqualByAssume(PHINode &PN);
-  bool isSizeLike(Instruction &V);
-  bool stateFacts(Instruction &V);
 
   Function &F;
   const AccelPhiDecomposeOptions &Opts;
@@ -758,21 +743,6 @@ void PhiDecomposer::rewriteUsers(Split &S) {
   }
 }
 
-/// Whether replacing \p PN by \p V keeps the IR valid and in LCSSA form: \p V
-/// dominates the phi's block, and is not defined in a loop the block is not
-/// in.
-bool PhiDecomposer::replacementKeepsForm(PHINode &PN, Value *V) {
-  auto *I = dyn_cast<Instruction>(V);
-  if (!I)
-    return true;
-  BasicBlock *BB = PN.getParent();
-  if (I->getParent() == BB || !DT.dominates(I->getParent(), BB))
-    return false;
-  if (Loop *L = LI.getLoopFor(I->getParent()))
-    return L->contains(BB);
-  return true;
-}
-
 /// Folds parts whose incoming values are all one value (ignoring the part
 /// itself): a descriptor's base pointer or stride that is the same on every
 /// path is then that value again, for SCEV and alias analysis.
@@ -795,7 +765,8 @@ void PhiDecomposer::foldParts(SmallVectorImpl<WeakTrackingVH> &Parts) {
         }
         Common = In;
       }
-      if (!Same || !Common || !replacementKeepsForm(*PN, Common))
+      if (!Same || !Common ||
+          !accel::replacementKeepsLCSSA(*PN, Common, DT, LI))
         continue;
       LLVM_DEBUG(dbgs() << DEBUG_TYPE ": folded part " << *PN << "\n");
       PN->replaceAllUsesWith(Common);
@@ -902,228 +873,10 @@ bool PhiDecomposer::decompose() {
   return true;
 }
 
-//===----------------------------------------------------------------------===//
-// Shape anchors
-//===----------------------------------------------------------------------===//
-
-/// Whether llvm.assume(A == B) holds where \p PN's block starts.
-static bool equalByAssume(Value *A, Value *B, PHINode &PN, AssumptionCache &AC,
-                          DominatorTree &DT) {
-  Instruction *Ctx = &*PN.getParent()->getFirstInsertionPt();
-  for (auto &VH : AC.assumptionsFor(A)) {
-    auto *Assume =
-        dyn_cast_or_null<AssumeInst>(static_cast<Value *>(VH.Assume));
-    if (!Assume)
-      continue;
-    auto *Cmp = dyn_cast<ICmpInst>(Assume->getArgOperand(0));
-    if (!Cmp || Cmp->getPredicate() != ICmpInst::ICMP_EQ)
-      continue;
-    Value *X = Cmp->getOperand(0), *Y = Cmp->getOperand(1);
-    if (!((X == A && Y == B) || (X == B && Y == A)))
-      continue;
-    if (isValidAssumeForContext(Assume, Ctx, &DT))
-      return true;
-  }
-  return false;
-}
-
-/// Folds \p PN when its incoming values are equal by llvm.assume facts (the
-/// same value or the same constant are folded when parts are made, and by
-/// InstSimplify for any other phi).
-bool PhiDecomposer::foldEqualByAssume(PHINode &PN) {
-  if (!PN.getType()->isIntOrPtrTy() || PN.getNumIncomingValues() < 2)
-    return false;
-  SmallVector<Value *, 4> Distinct;
-  for (Value *In : PN.incoming_values())
-    if (In != &PN && !is_contained(Distinct, In))
-      Distinct.push_back(In);
-  if (Distinct.size() < 2)
-    return false;
-  for (Value *R : Distinct) {
-    if (!replacementKeepsForm(PN, R))
-      continue;
-    if (!all_of(Distinct, [&](Value *X) {
-          return X == R || equalByAssume(X, R, PN, AC, DT);
-        }))
-      continue;
-    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": equal incoming values, folded " << PN
-                      << " to " << *R << "\n");
-    ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "EqualIncoming", &PN)
-             << "folded phi " << ore::NV("Phi", PN.getName())
-             << ": its incoming values are equal by llvm.assume";
-    });
-    PN.replaceAllUsesWith(R);
-    PN.eraseFromParent();
-    ++NumEqualFolds;
-    return true;
-  }
-  return false;
-}
-
-/// Whether \p V is a size, bound, index or stride of some loop that does
-/// not contain it: it reaches (directly or through one cast or arithmetic
-/// step) a compare, a GEP or a multiply inside such a loop.
-bool PhiDecomposer::isSizeLike(Instruction &V) {
-  BasicBlock *BB = V.getParent();
-  auto InOuterLoopUse = [&](Instruction *U) {
-    Loop *L = LI.getLoopFor(U->getParent());
-    return L && !L->contains(BB);
-  };
-  auto IsSizeUse = [](Instruction *U) {
-    return isa<ICmpInst>(U) || isa<GetElementPtrInst>(U) ||
-           match(U, m_Mul(m_Value(), m_Value())) ||
-           match(U, m_Shl(m_Value(), m_Value()));
-  };
-  for (User *U1 : V.users()) {
-    auto *I1 = dyn_cast<Instruction>(U1);
-    if (!I1)
-      continue;
-    if (IsSizeUse(I1) && InOuterLoopUse(I1))
-      return true;
-    if (!isa<CastInst>(I1) && !isa<BinaryOperator>(I1))
-      continue;
-    for (User *U2 : I1->users())
-      if (auto *I2 = dyn_cast<Instruction>(U2);
-          I2 && IsSizeUse(I2) && InOuterLoopUse(I2))
-        return true;
-  }
-  return false;
-}
-
-/// States at \p V (a phi, or a select: where two paths converge without a
-/// branch) what holds for every incoming value in its own context and is not
-/// known of \p V itself: a power-of-two divisibility and an unsigned range.
-bool PhiDecomposer::stateFacts(Instruction &V) {
-  SmallVector<std::pair<Value *, Instruction *>, 4> Incoming;
-  BasicBlock::iterator Where;
-  if (auto *PN = dyn_cast<PHINode>(&V)) {
-    for (unsigned I = 0, E = PN->getNumIncomingValues(); I != E; ++I)
-      if (PN->getIncomingValue(I) != PN)
-        Incoming.push_back({PN->getIncomingValue(I),
-                            PN->getIncomingBlock(I)->getTerminator()});
-    Where = PN->getParent()->getFirstInsertionPt();
-  } else {
-    auto *Sel = cast<SelectInst>(&V);
-    Incoming.push_back({Sel->getTrueValue(), Sel});
-    Incoming.push_back({Sel->getFalseValue(), Sel});
-    Where = std::next(Sel->getIterator());
-  }
-  if (Incoming.empty())
-    return false;
-
-  unsigned BW = V.getType()->getIntegerBitWidth();
-  std::optional<KnownBits> Known;
-  std::optional<ConstantRange> Range;
-  for (auto [In, Ctx] : Incoming) {
-    KnownBits K = accel::knownBitsAt(In, DL, &AC, Ctx, &DT);
-    ConstantRange CR =
-        computeConstantRange(In, /*ForSigned=*/false,
-                             /*UseInstrInfo=*/true, &AC, Ctx, &DT)
-            .intersectWith(ConstantRange::fromKnownBits(K, /*IsSigned=*/false));
-    Known = Known ? Known->intersectWith(K) : K;
-    Range = Range ? Range->unionWith(CR) : CR;
-  }
-
-  // What is known of V itself where it is used (the end of its block, after
-  // any fact stated before).
-  Instruction *Here = V.getParent()->getTerminator();
-  KnownBits VKnown = accel::knownBitsAt(&V, DL, &AC, Here, &DT);
-  unsigned TZ = std::min(Known->countMinTrailingZeros(), BW - 1);
-  bool NewDivisibility = TZ > 0 && TZ > VKnown.countMinTrailingZeros();
-  // A range is worth stating only where it says more than V's range and more
-  // than the divisibility does (a multiple of 16 is at most -16 anyway).
-  KnownBits Stated = VKnown;
-  Stated.Zero.setLowBits(TZ);
-  ConstantRange VRange =
-      computeConstantRange(&V, false, true, &AC, Here, &DT)
-          .intersectWith(ConstantRange::fromKnownBits(Stated, false));
-  APInt Lo = Range->getUnsignedMin(), Hi = Range->getUnsignedMax();
-  bool NewUpper = Hi.ult(VRange.getUnsignedMax());
-  bool NewLower = Lo.ugt(VRange.getUnsignedMin());
-
-  if (!NewDivisibility && !NewUpper && !NewLower) {
-    ORE.emit([&] {
-      return OptimizationRemarkMissed(DEBUG_TYPE, "NoNewFact", &V)
-             << "size " << ore::NV("Size", V.getName())
-             << ": its incoming values share no divisibility or range fact "
-                "that it is not already known to have";
-    });
-    return false;
-  }
-
-  IRBuilder<> B(Where->getParent(), Where);
-  std::string Name = baseName(&V, "size");
-  Type *Ty = V.getType();
-  auto Assume = [&](Value *Cond) {
-    CallInst *CI = B.CreateAssumption(Cond);
-    AC.registerAssumption(cast<AssumeInst>(CI));
-  };
-  if (NewDivisibility) {
-    Value *Low = B.CreateAnd(
-        &V, ConstantInt::get(Ty, APInt::getLowBitsSet(BW, TZ)), Name + ".low");
-    Assume(B.CreateICmpEQ(Low, ConstantInt::get(Ty, 0), Name + ".multiple"));
-    ++NumDivisibilityAnchors;
-    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Name << " is a multiple of 2^" << TZ
-                      << "\n");
-    ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "DivisibilityAnchor", &V)
-             << "stated that " << ore::NV("Size", Name) << " is a multiple of "
-             << ore::NV("Multiple", uint64_t(1) << std::min(TZ, 63u))
-             << " where its paths converge";
-    });
-  }
-  if (NewUpper || NewLower) {
-    if (NewUpper)
-      Assume(B.CreateICmpULE(&V, ConstantInt::get(Ty, Hi), Name + ".max"));
-    if (NewLower)
-      Assume(B.CreateICmpUGE(&V, ConstantInt::get(Ty, Lo), Name + ".min"));
-    ++NumRangeAnchors;
-    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << Name << " lies in [" << Lo << ", "
-                      << Hi << "]\n");
-    ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "RangeAnchor", &V)
-             << "stated that " << ore::NV("Size", Name) << " lies in ["
-             << ore::NV("Min", Lo.getZExtValue()) << ", "
-             << ore::NV("Max", Hi.getZExtValue())
-             << "] where its paths converge";
-    });
-  }
-  return true;
-}
-
-bool PhiDecomposer::anchor() {
-  bool Changed = false;
-  SmallVector<PHINode *, 32> Phis;
-  SmallVector<Instruction *, 32> Sizes;
-  for (BasicBlock &BB : F)
-    for (Instruction &I : BB) {
-      if (auto *PN = dyn_cast<PHINode>(&I))
-        Phis.push_back(PN);
-      else if (isa<SelectInst>(I))
-        Sizes.push_back(&I);
-    }
-  for (PHINode *PN : Phis) {
-    if (foldEqualByAssume(*PN)) {
-      Changed = true;
-      continue;
-    }
-    // Facts about loop-carried values are SCEV's business; sizes are merged
-    // where forward paths converge.
-    if (!LI.isLoopHeader(PN->getParent()) && PN->getNumIncomingValues() >= 2)
-      Sizes.push_back(PN);
-  }
-  for (Instruction *I : Sizes)
-    if (I->getType()->isIntegerTy() &&
-        I->getType()->getIntegerBitWidth() <= 64 && isSizeLike(*I))
-      Changed |= stateFacts(*I);
-  return Changed;
-}
-
 bool PhiDecomposer::run() {
   bool Changed = decompose();
   if (Opts.Anchors)
-    Changed |= anchor();
+    Changed |= accel::anchorShapes(F, DT, LI, AC, ORE);
   return Changed;
 }
 

@@ -73,6 +73,30 @@ private:
 Expected<AccelPhiDecomposeOptions>
 parseAccelPhiDecomposeOptions(StringRef Params);
 
+class AssumptionCache;
+class DominatorTree;
+class LoopInfo;
+class OptimizationRemarkEmitter;
+class PHINode;
+class Value;
+
+namespace accel {
+
+/// The shape anchors of accel-phi-decompose (AccelPhiDecomposeAnchors.cpp):
+/// folds phis whose incoming values are equal by llvm.assume and states the
+/// divisibility and range its paths share at each size-like phi or select.
+/// Returns whether \p F changed.
+bool anchorShapes(Function &F, DominatorTree &DT, LoopInfo &LI,
+                  AssumptionCache &AC, OptimizationRemarkEmitter &ORE);
+
+/// Whether replacing \p PN by \p V keeps the IR valid and in LCSSA form: \p V
+/// dominates the phi's block and is not defined in a loop the block is not
+/// in.
+bool replacementKeepsLCSSA(PHINode &PN, Value *V, DominatorTree &DT,
+                           LoopInfo &LI);
+
+} // namespace accel
+
 } // namespace llvm
 
 #endif // LLVMACCEL_ACCELPHIDECOMPOSE_H
