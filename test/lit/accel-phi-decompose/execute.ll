@@ -13,6 +13,10 @@
 ; RUN: %lli %t.o3.bc > %t.o3
 ; RUN: diff %t.before %t.o3
 ; RUN: FileCheck %s --input-file=%t.before
+; Idempotent on all of them: a second run changes nothing.
+; RUN: opt %loadaccel -passes=accel-phi-decompose -S < %s > %t.once.ll
+; RUN: opt %loadaccel -passes=accel-phi-decompose -S < %t.once.ll > %t.twice.ll
+; RUN: diff %t.once.ll %t.twice.ll
 ; The kernels really were split:
 ; RUN: opt %loadaccel -passes=accel-phi-decompose -S %s | FileCheck %s --check-prefix=IR
 
