@@ -23,7 +23,11 @@
 ///    the users: extractvalue/extractelement users get the part, any other
 ///    user the aggregate rebuilt once after the phis. Parts whose incoming
 ///    values are all the same value are folded, unless that would take a
-///    value out of its loop (LCSSA is kept).
+///    value out of its loop (LCSSA is kept). In the loop of a split vector
+///    phi, lane-wise vector instructions whose users are all split go lane
+///    by lane too (a vector load becomes one load per lane of the same
+///    bytes), and the vector phis they feed outside the header (LCSSA) are
+///    split with them, so that the loop keeps no vector value.
 /// 4. Shape anchors (AccelPhiDecomposeAnchors.cpp): phis whose incoming
 ///    values are equal by llvm.assume are folded; a size-like integer phi or
 ///    select (a loop-invariant bound, index or stride of some loop) whose

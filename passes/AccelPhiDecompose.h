@@ -14,7 +14,9 @@
 /// plain scalars. Incoming values are taken straight from the insertvalue /
 /// insertelement chains that built them, or extracted once right after their
 /// definition; extractvalue users get the scalar phi, any other user gets the
-/// aggregate rebuilt once, after the phis.
+/// aggregate rebuilt once, after the phis. In a split vector phi's loop, the
+/// lane-wise vector instructions that only feed split values are computed
+/// lane by lane as well, so the loop vectorizer can widen the loop itself.
 ///
 /// Static shape anchors: a phi whose incoming values are provably equal (the
 /// same value, equal constants, or equal by a dominating llvm.assume) is
