@@ -460,23 +460,69 @@ void PhiDecomposer::collectLaneWise() {
       if (Fed && Legal)
         addCandidate(PN, leavesOf(VT));
     }
-  // Keep only those whose users are all split or scalarized.
+  // Keep only the instructions whose users are all split or scalarized, and
+  // only the vector phis whose values inside their loop all are: a loop that
+  // must keep a vector value gains nothing from a split phi (InstCombine
+  // folds the lanes back into a vector phi).
+  SmallPtrSet<Instruction *, 8> Dropped;
+  auto IsSplit = [&](Instruction *I) {
+    return SplitIndex.count(I) && !Dropped.count(I);
+  };
   while (true) {
+    bool Changed = false;
     SmallVector<Instruction *, 8> Drop;
     for (Instruction *I : LaneWise)
       if (!all_of(I->users(), [&](User *U) {
             auto *UI = cast<Instruction>(U);
-            if (LaneWise.count(UI) || SplitIndex.count(UI))
+            if (LaneWise.count(UI) || IsSplit(UI))
               return true;
             auto *EE = dyn_cast<ExtractElementInst>(UI);
             return EE && isa<ConstantInt>(EE->getIndexOperand());
           }))
         Drop.push_back(I);
-    if (Drop.empty())
-      break;
     for (Instruction *I : Drop)
       LaneWise.remove(I);
+    Changed |= !Drop.empty();
+    for (const Split &S : Splits) {
+      auto *PN = dyn_cast<PHINode>(S.Old);
+      if (!S.IsVector || !PN || Dropped.count(PN))
+        continue;
+      bool Whole;
+      if (LI.isLoopHeader(PN->getParent())) {
+        Loop *L = LI.getLoopFor(PN->getParent());
+        Whole = all_of(PN->incoming_values(), [&](Value *In) {
+          auto *I = dyn_cast<Instruction>(In);
+          return !I || !L->contains(I) || LaneWise.count(I) || IsSplit(I);
+        });
+      } else {
+        // An LCSSA phi is split only with the values it merges.
+        Whole = any_of(PN->incoming_values(), [&](Value *In) {
+          auto *I = dyn_cast<Instruction>(In);
+          return I && (LaneWise.count(I) || IsSplit(I));
+        });
+      }
+      if (!Whole) {
+        Dropped.insert(PN);
+        Changed = true;
+        decline(*PN, "VectorStaysInLoop",
+                "phi of " + typeName(PN->getType()) +
+                    ": a vector value of its loop has a user that needs the "
+                    "whole vector, so the loop would stay vector");
+      }
+    }
+    if (!Changed)
+      break;
   }
+  if (Dropped.empty())
+    return;
+  std::vector<Split> Kept;
+  SplitIndex.clear();
+  for (Split &S : Splits)
+    if (!Dropped.count(S.Old)) {
+      SplitIndex[S.Old] = Kept.size();
+      Kept.push_back(std::move(S));
+    }
+  Splits = std::move(Kept);
 }
 
 //===----------------------------------------------------------------------===//

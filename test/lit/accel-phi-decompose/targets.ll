@@ -59,8 +59,10 @@ loop:
   br i1 %done, label %exit, label %loop
 
 exit:
-  store { float, float } %z.next, ptr %out, align 4
+  %z.lcssa = phi { float, float } [ %z.next, %loop ]
+  %v.lcssa = phi <2 x float> [ %v.next, %loop ]
+  store { float, float } %z.lcssa, ptr %out, align 4
   %vp = getelementptr inbounds i8, ptr %out, i64 8
-  store <2 x float> %v.next, ptr %vp, align 8
+  store <2 x float> %v.lcssa, ptr %vp, align 8
   ret void
 }

@@ -32,7 +32,7 @@
 ; O3-PLAIN-NOT: vector.body:
 
 ; AVX2-MISSED: remark: {{.*}} phi of <8 x float> (256 bits) already fills the target's 256-bit vector registers
-; AVX2-MISSED-NOT: <4 x float>
+; AVX2-MISSED: remark: {{.*}} phi of <4 x float>: a vector value of its loop has a user that needs the whole vector, so the loop would stay vector
 ; A64-MISSED: remark: {{.*}} phi of <4 x float> (128 bits) already fills the target's 128-bit vector registers
 ; A64-MISSED: remark: {{.*}} phi of <8 x float> (256 bits) already fills the target's 128-bit vector registers
 ; NOVEC-MISSED: remark: {{.*}} phi of <4 x float> is loop-carried, but no-vectors
@@ -108,18 +108,17 @@ loop:
   br i1 %done, label %exit, label %loop
 
 exit:
-  ret <8 x float> %acc.next
+  %r = phi <8 x float> [ %acc.next, %loop ]
+  ret <8 x float> %r
 }
 
-; The running vector is also stored every iteration: it stays a vector, and
-; the split phi gives it the vector rebuilt from the parts.
+; The running vector is also stored every iteration: the loop would keep a
+; vector value whatever is split, so the phi is left alone (InstCombine would
+; fold its lanes back into a vector phi).
 define void @stored(ptr %a, ptr %out, i64 %n) {
 ; CHECK-LABEL: @stored(
-; SPLIT4:        %acc.3 = phi float
-; SPLIT4:        %acc.rebuilt3 = insertelement <4 x float> %acc.rebuilt2, float %acc.3, i64 3
-; SPLIT4:        %acc.next = fadd <4 x float> %acc.rebuilt3, %v
-; SPLIT4-NEXT:   %acc.next.x.0 = extractelement <4 x float> %acc.next, i64 0
-; SPLIT4:        store <4 x float> %acc.next, ptr %out, align 16
+; CHECK:         %acc = phi <4 x float>
+; CHECK:         store <4 x float> %acc.next, ptr %out, align 16
 entry:
   br label %loop
 
