@@ -452,7 +452,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
-    rounds = args.rounds or (5 if args.quick else 15)
+    rounds = args.rounds or (5 if args.quick else 31)
     target = 0.01 if args.quick else 0.05  # seconds per sample
     out_dir = args.out or (
         REPO / "bench" / "work" / "results-quick" if args.quick else REPO / "bench" / "results"
