@@ -414,8 +414,9 @@ def write_results(out_dir: Path, payload: dict[str, Any]) -> None:
     lines += [
         "",
         "| case | what | o3 us | accel us | hand us | hand-llc us | accel vs o3 | hand vs o3 | "
-        "accel vs hand | accel vs hand-llc | within 5% of hand (-llc) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "accel vs hand | accel vs hand-llc | within 5% of hand (-llc) | min: accel vs o3 / hand / "
+        "hand-llc |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for c in payload["cases"]:
         med = c["median_us"]
@@ -424,10 +425,14 @@ def write_results(out_dir: Path, payload: dict[str, Any]) -> None:
             f"{med['hand']:.2f} | {med['hand-llc']:.2f} | {c['accel_vs_o3']:.2f}x | "
             f"{c['hand_vs_o3']:.2f}x | {c['accel_vs_hand']:.2f} | {c['accel_vs_hand_llc']:.2f} | "
             f"{'yes' if c['goal_met'] else 'no'} "
-            f"({'yes' if c['goal_met_same_codegen'] else 'no'}) |"
+            f"({'yes' if c['goal_met_same_codegen'] else 'no'}) | "
+            f"{c['min_accel_vs_o3']:.2f}x / {c['min_accel_vs_hand']:.2f} / "
+            f"{c['min_accel_vs_hand_llc']:.2f} |"
         )
     lines += [
         "",
+        "Columns other than `min:` compare medians; `min:` compares the fastest sample of "
+        "each variant, which other jobs on this shared machine disturb least. "
         "`accel vs hand` is hand time / accel time (1.00 = as fast as the hand-scalarized C "
         "built by clang); `accel vs hand-llc` compares with the same C through the codegen "
         'path of o3 and accel (see the build list: clang\'s "min-legal-vector-width" '
@@ -494,7 +499,14 @@ def main() -> int:
             "hand_vs_o3": med["o3"] / med["hand"],
             "accel_vs_hand": med["hand"] / med["accel"],
             "accel_vs_hand_llc": med["hand-llc"] / med["accel"],
+            # Fastest sample per variant: less exposed to other jobs on a
+            # shared machine than the median (reported alongside it).
+            "min_us": {v: min(t) * 1e6 for v, t in times.items()},
         }
+        mins = res["min_us"]
+        res["min_accel_vs_o3"] = mins["o3"] / mins["accel"]
+        res["min_accel_vs_hand"] = mins["hand"] / mins["accel"]
+        res["min_accel_vs_hand_llc"] = mins["hand-llc"] / mins["accel"]
         res["goal_met"] = res["accel_vs_hand"] >= GOAL_VS_HAND
         res["goal_met_same_codegen"] = res["accel_vs_hand_llc"] >= GOAL_VS_HAND
         results.append(res)
