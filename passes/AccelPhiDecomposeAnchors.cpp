@@ -113,9 +113,10 @@ static bool equalByAssume(Value *A, Value *B, PHINode &PN, AssumptionCache &AC,
 
 /// Folds \p PN when its incoming values are equal by llvm.assume facts (the
 /// same value or the same constant are folded when parts are made, and by
-/// InstSimplify for any other phi).
+/// InstSimplify for any other phi). Integers only: pointers that compare
+/// equal may still differ in provenance.
 bool ShapeAnchors::foldEqualByAssume(PHINode &PN) {
-  if (!PN.getType()->isIntOrPtrTy() || PN.getNumIncomingValues() < 2)
+  if (!PN.getType()->isIntegerTy() || PN.getNumIncomingValues() < 2)
     return false;
   SmallVector<Value *, 4> Distinct;
   for (Value *In : PN.incoming_values())
