@@ -78,6 +78,7 @@ public:
 private:
   bool foldEqualByAssume(PHINode &PN);
   bool isSizeLike(Instruction &V);
+  bool decidesBranch(Instruction &V);
   bool stateFacts(Instruction &V);
 
   Function &F;
@@ -176,6 +177,32 @@ bool ShapeAnchors::isSizeLike(Instruction &V) {
   return false;
 }
 
+/// Whether, once \p V is computed, execution surely reaches a conditional
+/// branch on a compare of \p V (within its block and the chain of unique
+/// successors after it, as a loop bound is compared in the loop header): a
+/// poison or undef \p V then makes the program undefined anyway, so a fact
+/// stated about it adds no undefined behaviour.
+bool ShapeAnchors::decidesBranch(Instruction &V) {
+  BasicBlock *BB = V.getParent();
+  BasicBlock::iterator It = isa<PHINode>(V)
+                                ? BB->getFirstNonPHIOrDbg()->getIterator()
+                                : std::next(V.getIterator());
+  for (unsigned Blocks = 0; BB && Blocks < 4; ++Blocks) {
+    for (Instruction &I : make_range(It, BB->end())) {
+      if (auto *Br = dyn_cast<BranchInst>(&I); Br && Br->isConditional()) {
+        auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
+        return Cmp && is_contained(Cmp->operands(), &V);
+      }
+      if (!isGuaranteedToTransferExecutionToSuccessor(&I))
+        return false;
+    }
+    BB = BB->getUniqueSuccessor();
+    if (BB)
+      It = BB->begin();
+  }
+  return false;
+}
+
 /// States at \p V (a phi, or a select: where two paths converge without a
 /// branch) what holds for every incoming value in its own context and is not
 /// known of \p V itself: a power-of-two divisibility and an unsigned range.
@@ -196,6 +223,19 @@ bool ShapeAnchors::stateFacts(Instruction &V) {
   }
   if (Incoming.empty())
     return false;
+  // llvm.assume of a poison or undef condition is undefined behaviour: state
+  // nothing of a value that may be poison or undef where the program would
+  // not be undefined anyway (a size that decides a branch is fine).
+  if (!isGuaranteedNotToBeUndefOrPoison(&V, &AC, &*Where, &DT) &&
+      !decidesBranch(V)) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "MaybePoison", &V)
+             << "size " << ore::NV("Size", V.getName())
+             << ": may be poison or undef where no branch depends on it, so "
+                "no fact is stated";
+    });
+    return false;
+  }
 
   unsigned BW = V.getType()->getIntegerBitWidth();
   std::optional<KnownBits> Known;

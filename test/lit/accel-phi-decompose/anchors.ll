@@ -2,7 +2,9 @@
 ; same value, or equal by a dominating llvm.assume) is folded; where every
 ; incoming value of a size is a multiple of 2^k, or lies in a range, that the
 ; merged value is not known to be, the fact is stated once as llvm.assume
-; where the paths converge. With the divisibility stated, the vectorized loop
+; where the paths converge -- only where that adds no undefined behaviour (the
+; size is known not to be poison or undef, or a branch depends on it anyway).
+; With the divisibility stated, the vectorized loop
 ; of @scale needs no remainder: default<O3> drops the middle block, the
 ; epilogue vector loop and the scalar remainder loop.
 
@@ -27,6 +29,8 @@
 ; REMARK: remark: {{.*}} stated that len lies in [16, 1024] where its paths converge
 ; REMARK: remark: {{.*}} folded phi rows: its incoming values are equal by llvm.assume
 ; REMARK: remark: {{.*}} size k: its incoming values share no divisibility or range fact that it is not already known to have
+; REMARK: remark: {{.*}} size stride: may be poison or undef where no branch depends on it, so no fact is stated
+; REMARK: remark: {{.*}} stated that stride is a multiple of 4 where its paths converge
 
 declare void @log_layout(i64)
 
@@ -185,6 +189,69 @@ loop:
   store float 0.0, ptr %yp, align 4
   %i.next = add nuw i64 %i, 1
   %done = icmp eq i64 %i.next, %k
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; A stride that no branch depends on: from arguments that may be undef, an
+; llvm.assume about it could add undefined behaviour, so none is stated; from
+; noundef arguments (and no flag that could make poison) it is.
+define void @stride(ptr %y, i64 %a, i64 %b, i64 %n, i1 %c) {
+; CHECK-LABEL: @stride(
+; CHECK-NOT:     @llvm.assume
+; CHECK:       exit:
+  br i1 %c, label %p, label %q
+p:
+  %a8 = shl i64 %a, 3
+  call void @log_layout(i64 %a8)
+  br label %join
+q:
+  %b16 = shl i64 %b, 4
+  call void @log_layout(i64 %b16)
+  br label %join
+join:
+  %stride = phi i64 [ %a8, %p ], [ %b16, %q ]
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %join ], [ %i.next, %loop ]
+  %off = mul i64 %i, %stride
+  %yp = getelementptr inbounds float, ptr %y, i64 %off
+  store float 0.0, ptr %yp, align 4
+  %i.next = add nuw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+define void @stride_noundef(ptr %y, i64 noundef %a, i64 noundef %b, i64 %n, i1 %c) {
+; CHECK-LABEL: @stride_noundef(
+; CHECK:         %stride = phi i64 [ %a8, %p ], [ %b16, %q ]
+; CHECK-NEXT:    %stride.low = and i64 %stride, 3
+; CHECK-NEXT:    %stride.multiple = icmp eq i64 %stride.low, 0
+; CHECK-NEXT:    call void @llvm.assume(i1 %stride.multiple)
+  br i1 %c, label %p, label %q
+p:
+  %a4 = shl i64 %a, 2
+  %a8 = add i64 %a4, %a4
+  call void @log_layout(i64 %a8)
+  br label %join
+q:
+  %b8 = shl i64 %b, 3
+  %b16 = add i64 %b8, %b8
+  call void @log_layout(i64 %b16)
+  br label %join
+join:
+  %stride = phi i64 [ %a8, %p ], [ %b16, %q ]
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %join ], [ %i.next, %loop ]
+  %off = mul i64 %i, %stride
+  %yp = getelementptr inbounds float, ptr %y, i64 %off
+  store float 0.0, ptr %yp, align 4
+  %i.next = add nuw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
   br i1 %done, label %exit, label %loop
 exit:
   ret void
