@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
@@ -147,6 +148,17 @@ inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
   return std::make_unique<SCEVExpander>(SE, Name);
 #else
   return std::make_unique<SCEVExpander>(SE, DL, Name);
+#endif
+}
+
+/// Known bits of \p V at \p CxtI (LLVM 21 moved the depth argument last).
+inline KnownBits knownBitsAt(const Value *V, const DataLayout &DL,
+                             AssumptionCache *AC, const Instruction *CxtI,
+                             const DominatorTree *DT) {
+#if LLVM_VERSION_MAJOR >= 21
+  return computeKnownBits(V, DL, AC, CxtI, DT);
+#else
+  return computeKnownBits(V, DL, /*Depth=*/0, AC, CxtI, DT);
 #endif
 }
 
