@@ -19,7 +19,10 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -97,6 +100,27 @@ createLibmvecTLII(const Triple &T) {
 #endif
   return TLII;
 #endif
+}
+
+/// The name of the source variable a debug record (or, before LLVM 21, a
+/// dbg.value intrinsic) says \p V holds, or "" without debug information.
+/// (21's signature of findDbgValues is assumed from upstream; 20 and 21 are
+/// not built here.)
+inline std::string sourceVariableName(Value *V) {
+  SmallVector<DbgVariableRecord *, 2> Records;
+#if LLVM_VERSION_MAJOR >= 21
+  findDbgValues(V, Records);
+#else
+  SmallVector<DbgValueInst *, 2> Intrinsics;
+  findDbgValues(Intrinsics, V, &Records);
+  for (DbgValueInst *DVI : Intrinsics)
+    if (DILocalVariable *Var = DVI->getVariable())
+      return Var->getName().str();
+#endif
+  for (DbgVariableRecord *R : Records)
+    if (DILocalVariable *Var = R->getVariable())
+      return Var->getName().str();
+  return "";
 }
 
 /// The first point in \p BB where a non-PHI instruction may be inserted.
