@@ -457,3 +457,12 @@ def test_embedding_bag_padding_idx(mode, padding_idx, last):
                                per_sample_weights=psw, include_last_offset=last)
 
     _check(fn, i, o, options={"strict": True})
+
+
+def test_mode_is_ignored_with_a_warning():
+    torch._dynamo.reset()
+    fast = torch.compile(lambda x: x * 2, backend="llvmaccel", mode="max-autotune")
+    with torch.no_grad(), pytest.warns(UserWarning, match="ignores torch.compile mode="):
+        torch.testing.assert_close(fast(torch.ones(3)), torch.full((3,), 2.0))
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        lt.backend(None, [], frobnicate=True)

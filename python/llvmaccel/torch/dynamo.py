@@ -113,6 +113,16 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
 
     opts = dict(options or {})
     opts.update(kwargs.pop("options", None) or {})
+    # torch.compile passes mode= on to backends other than inductor; like
+    # PyTorch's own eager backends, say that it is ignored.
+    mode = kwargs.pop("mode", None)
+    if mode not in (None, "default"):
+        warnings.warn(f"llvmaccel ignores torch.compile mode={mode!r}: it has one compilation "
+                      "mode (its choices are options={'pipeline': ..., 'auto': ...})",
+                      stacklevel=2)
+    if kwargs:
+        raise TypeError(f"llvmaccel backend got unexpected keyword argument(s): "
+                        f"{', '.join(sorted(kwargs))}")
     explanation: Explanation = opts.pop("_explanation", None) or Explanation()
     unknown = set(opts) - {"pipeline", "auto", "strict"}
     if unknown:
