@@ -65,6 +65,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
@@ -681,6 +682,7 @@ private:
   bool legal();
   bool noWrap(const SCEVAddRecExpr *AR, bool Signed);
   void missed(StringRef Name, const Twine &Why, Instruction *At = nullptr);
+  void foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F);
   void transform(SmallVectorImpl<Segment> &Segs,
                  ArrayRef<Candidate> Cands, const SCEV *TC);
 
@@ -721,9 +723,11 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
            At);
     return std::nullopt;
   }
-  // Signed checks need the index not to wrap as a signed value, unsigned
-  // checks as an unsigned one.
-  bool Signed = ICmpInst::isSigned(RC.Pred);
+  // Signed checks need the index not to wrap as a signed value. Unsigned
+  // checks work on unsigned values when those do not wrap, else on the
+  // non-negative signed values (where both orders agree).
+  bool SignedPred = ICmpInst::isSigned(RC.Pred);
+  bool Signed = SignedPred || !noWrap(AR, /*Signed=*/false);
   if (!noWrap(AR, Signed)) {
     missed("MayWrap",
            "range check " + describe(RC) +
@@ -753,8 +757,8 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   // the signedness of the compare (null: unbounded).
   unsigned Bits = RC.Index->getType()->getIntegerBitWidth();
   unsigned WBits = Wide->getIntegerBitWidth();
-  const SCEV *B = Signed ? SE.getSignExtendExpr(Bound, Wide)
-                         : SE.getZeroExtendExpr(Bound, Wide);
+  const SCEV *B = SignedPred ? SE.getSignExtendExpr(Bound, Wide)
+                             : SE.getZeroExtendExpr(Bound, Wide);
   const SCEV *One = SE.getOne(Wide);
   const SCEV *VLo = nullptr, *VHi = nullptr;
   switch (ICmpInst::getSignedPredicate(RC.Pred)) {
@@ -764,13 +768,15 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   case ICmpInst::ICMP_SGE: VLo = B; break;
   default: return std::nullopt;
   }
-  // Unsigned values are bounded by [0, 2^Bits): a finite end helps nothing
-  // but keeps the k-interval exact.
-  if (!Signed) {
+  // Unsigned compares: the index as an unsigned value lies in [0, 2^Bits),
+  // or, compared as a signed value, only [0, 2^(Bits-1)) agrees.
+  if (!SignedPred) {
     if (!VLo)
       VLo = SE.getZero(Wide);
     if (!VHi)
-      VHi = SE.getConstant(APInt::getOneBitSet(WBits, Bits));
+      VHi = SE.getConstant(APInt::getOneBitSet(WBits, Signed ? Bits - 1 : Bits));
+    if (Signed)
+      VLo = SE.getSMaxExpr(VLo, SE.getZero(Wide));
   }
   // Index = X + s*k exactly (no wrap): turn [VLo, VHi) into a k-interval.
   const SCEV *X = Signed ? SE.getSignExtendExpr(AR->getStart(), Wide)
@@ -1077,8 +1083,46 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
       Cmp->replaceAllUsesWith(ConstantInt::getBool(Ctx, C.RC.Want));
       RecursivelyDeleteTriviallyDeadInstructions(Cmp);
     }
+    SmallVector<BasicBlock *, 16> Blocks;
+    for (BasicBlock *BB : LoopBlocks)
+      Blocks.push_back(cast<BasicBlock>(Mapped(S, BB)));
+    foldCopy(Blocks, F);
   }
   (void)AC;
+}
+
+/// Folds what the removed checks decided in the blocks of a loop copy: the
+/// vectorizer runs next, before any SimplifyCFG, and would otherwise see
+/// branches on constants.
+void LoopSplitter::foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F) {
+  const DataLayout &DL = F.getDataLayout();
+  bool Folded = true;
+  while (Folded) {
+    Folded = false;
+    for (BasicBlock *BB : Blocks)
+      for (Instruction &I : make_early_inc_range(*BB)) {
+        if (isa<PHINode>(I) || I.isTerminator())
+          continue;
+        if (I.use_empty() || I.mayHaveSideEffects())
+          continue;
+        if (Value *V = simplifyInstruction(&I, SimplifyQuery(DL, &I))) {
+          if (V == &I)
+            continue;
+          I.replaceAllUsesWith(V);
+          I.eraseFromParent();
+          Folded = true;
+        }
+      }
+    for (BasicBlock *BB : Blocks)
+      Folded |= ConstantFoldTerminator(BB, /*DeleteDeadConditions=*/true);
+  }
+  SmallPtrSet<BasicBlock *, 16> Live(Blocks.begin(), Blocks.end());
+  removeUnreachableBlocks(F);
+  // The phis of blocks left with one predecessor (the chain of blocks that
+  // remains is no obstacle to the vectorizer: each dominates the latch).
+  for (BasicBlock &BB : F)
+    if (Live.count(&BB) && BB.getSinglePredecessor())
+      FoldSingleEntryPHINodes(&BB);
 }
 
 //===----------------------------------------------------------------------===//
