@@ -224,6 +224,7 @@ public:
 private:
   void fromBranch(Loop &L, BranchInst *Br, SmallVectorImpl<GuardedAccess> &);
   void fromSelect(SelectInst *Sel, SmallVectorImpl<GuardedAccess> &Out);
+  bool indexes(Value *Ptr, Value *Index);
   void addChecks(GuardedAccess &GA, Value *Ptr,
                  ArrayRef<std::pair<ICmpInst *, bool>> Leaves);
 
@@ -232,11 +233,21 @@ private:
   ScalarEvolution &SE;
 };
 
+/// Whether the address \p Ptr is indexed by \p Index: computed from it, or,
+/// for an affine index, varying in the index's loop (x[r*W + c - 1] guarded
+/// by r - 1 >= 0 after instcombine recomputed the address from r).
+bool GuardFinder::indexes(Value *Ptr, Value *Index) {
+  if (dependsOn(Ptr, Index))
+    return true;
+  auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Index));
+  return AR && !SE.isLoopInvariant(SE.getSCEV(Ptr), AR->getLoop());
+}
+
 void GuardFinder::addChecks(GuardedAccess &GA, Value *Ptr,
                             ArrayRef<std::pair<ICmpInst *, bool>> Leaves) {
   for (auto [Cmp, Want] : Leaves)
     if (std::optional<RangeCheck> RC = makeCheck(Cmp, Want, LI, SE))
-      if (dependsOn(Ptr, RC->Index))
+      if (indexes(Ptr, RC->Index))
         GA.Checks.push_back(*RC);
 }
 
