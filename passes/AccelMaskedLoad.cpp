@@ -349,11 +349,37 @@ std::string describe(const RangeCheck &RC) {
 // Strategy 1: checks implied by what SCEV knows
 //===----------------------------------------------------------------------===//
 
+/// Replaces \p I by \p V and folds the users that become constant (the
+/// `and`/`or`/`select` of a guard). Branches that become unconditional are
+/// left in \p Decided for the caller, which folds them once the analyses it
+/// walks with are no longer needed.
+void replaceAndFold(Instruction *I, Value *V,
+                    SmallVectorImpl<WeakTrackingVH> &Decided) {
+  const DataLayout &DL = I->getDataLayout();
+  SmallVector<Instruction *, 8> Users;
+  for (User *U : I->users())
+    Users.push_back(cast<Instruction>(U));
+  I->replaceAllUsesWith(V);
+  I->eraseFromParent();
+  for (Instruction *U : Users) {
+    if (isa<BranchInst>(U)) {
+      Decided.push_back(U->getParent()->getTerminator());
+      continue;
+    }
+    if (isa<PHINode>(U) || U->mayHaveSideEffects())
+      continue;
+    if (Value *S = simplifyInstruction(U, SimplifyQuery(DL, U)))
+      if (S != U)
+        replaceAndFold(U, S, Decided);
+  }
+}
+
 /// Replaces the compares of \p Accesses that SCEV proves at their position.
 bool removeImpliedChecks(ArrayRef<GuardedAccess> Accesses, ScalarEvolution &SE,
-                         OptimizationRemarkEmitter &ORE) {
+                         OptimizationRemarkEmitter &ORE,
+                         SmallVectorImpl<WeakTrackingVH> &Decided) {
   SmallPtrSet<ICmpInst *, 8> Done;
-  bool Changed = false;
+  SmallVector<std::pair<ICmpInst *, bool>, 8> Implied;
   for (const GuardedAccess &GA : Accesses)
     for (const RangeCheck &RC : GA.Checks) {
       ICmpInst *Cmp = RC.Cmp;
@@ -377,12 +403,17 @@ bool removeImpliedChecks(ArrayRef<GuardedAccess> Accesses, ScalarEvolution &SE,
                << " here (implied by the loop bounds, assumptions or "
                   "dominating conditions): removed";
       });
-      Cmp->replaceAllUsesWith(ConstantInt::getBool(Cmp->getContext(), *Known));
-      // Other accesses may still name Cmp: it is erased with the dead code.
+      Implied.push_back({Cmp, *Known});
       ++NumChecksImplied;
-      Changed = true;
     }
-  return Changed;
+  // Accesses name the compares: replace them only now (the caller finds the
+  // accesses again).
+  for (auto [Cmp, Known] : Implied) {
+    SE.forgetValue(Cmp);
+    replaceAndFold(Cmp, ConstantInt::getBool(Cmp->getContext(), Known),
+                   Decided);
+  }
+  return !Implied.empty();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1171,8 +1202,10 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
   if (AM.getResult<LoopAnalysis>(F).empty())
     return PreservedAnalyses::all();
 
-  // Strategies 1 and 3 change instructions, not the CFG.
+  // Strategies 1 and 3 change instructions; the branches they decide are
+  // folded after them.
   bool Changed = false;
+  SmallVector<WeakTrackingVH, 8> Decided;
   {
     auto &LI = AM.getResult<LoopAnalysis>(F);
     auto &DT = AM.getResult<DominatorTreeAnalysis>(F);
@@ -1182,7 +1215,7 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
     for (Loop *L : LI.getLoopsInPreorder()) {
       GuardFinder Finder(LI, DT, SE);
       SmallVector<GuardedAccess, 8> Accesses = Finder.find(*L);
-      if (removeImpliedChecks(Accesses, SE, ORE)) {
+      if (removeImpliedChecks(Accesses, SE, ORE, Decided)) {
         Changed = true;
         SE.forgetLoop(L);
         Accesses = Finder.find(*L);
@@ -1190,6 +1223,11 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
       Changed |= GatherRewriter(*L, LI, DT, SE, TTI, ORE, Opts).run(Accesses);
     }
   }
+  for (WeakTrackingVH &H : Decided)
+    if (auto *Br = dyn_cast_or_null<BranchInst>(H))
+      ConstantFoldTerminator(Br->getParent(), /*DeleteDeadConditions=*/true);
+  if (!Decided.empty())
+    removeUnreachableBlocks(F);
   if (Changed)
     AM.invalidate(F, PreservedAnalyses::none());
 
