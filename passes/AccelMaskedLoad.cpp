@@ -194,6 +194,16 @@ std::optional<RangeCheck> makeCheck(ICmpInst *Cmp, bool Want, LoopInfo &LI,
     RC.Index = B;
     RC.Bound = A;
     RC.Pred = CmpInst::getSwappedPredicate(RC.Pred);
+  } else if (isa<SCEVAddRecExpr>(SE.getSCEV(A)) &&
+             !isa<SCEVAddRecExpr>(SE.getSCEV(B))) {
+    // Both vary in the loop: an affine index against a changing bound.
+    RC.Index = A;
+    RC.Bound = B;
+  } else if (isa<SCEVAddRecExpr>(SE.getSCEV(B)) &&
+             !isa<SCEVAddRecExpr>(SE.getSCEV(A))) {
+    RC.Index = B;
+    RC.Bound = A;
+    RC.Pred = CmpInst::getSwappedPredicate(RC.Pred);
   } else {
     return std::nullopt;
   }
