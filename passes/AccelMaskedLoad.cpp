@@ -355,6 +355,55 @@ std::string describe(const RangeCheck &RC) {
   return S;
 }
 
+/// Undoes what jump threading does to an unrolled bounds-checked body: the
+/// same `i + 1` computed on both sides of a check and merged by a phi (even
+/// the induction's increment), which hides the AddRec from SCEV. A phi whose
+/// incoming values are identical speculatable instructions on operands
+/// available at its block's immediate dominator becomes one instruction
+/// there. Returns whether anything changed.
+bool mergeDuplicatedIncomings(Loop &L, DominatorTree &DT) {
+  bool Changed = false, Again = true;
+  while (Again) {
+    Again = false;
+    for (BasicBlock *BB : L.blocks()) {
+      if (BB == L.getHeader())
+        continue;
+      DomTreeNode *IDom = DT.getNode(BB)->getIDom();
+      if (!IDom)
+        continue;
+      Instruction *At = IDom->getBlock()->getTerminator();
+      for (PHINode &Phi : make_early_inc_range(BB->phis())) {
+        auto *First = dyn_cast<Instruction>(Phi.getIncomingValue(0));
+        if (!First || isa<PHINode>(First) || First->mayReadOrWriteMemory() ||
+            !isSafeToSpeculativelyExecute(First))
+          continue;
+        bool Same = all_of(Phi.incoming_values(), [&](Value *V) {
+          auto *I = dyn_cast<Instruction>(V);
+          return I && I->isIdenticalToWhenDefined(First);
+        });
+        bool Available = all_of(First->operands(), [&](Value *Op) {
+          auto *I = dyn_cast<Instruction>(Op);
+          return !I || DT.dominates(I, At);
+        });
+        if (!Same || !Available)
+          continue;
+        Instruction *Merged = First->clone();
+        Merged->insertBefore(At->getIterator());
+        Merged->setName(First->getName());
+        // Every path computes the same operation on the same operands, so
+        // the flags all copies carry hold for the merged one.
+        for (Value *V : Phi.incoming_values())
+          Merged->andIRFlags(V);
+        Merged->dropUnknownNonDebugMetadata();
+        Phi.replaceAllUsesWith(Merged);
+        Phi.eraseFromParent();
+        Changed = Again = true;
+      }
+    }
+  }
+  return Changed;
+}
+
 //===----------------------------------------------------------------------===//
 // Strategy 1: checks implied by what SCEV knows
 //===----------------------------------------------------------------------===//
@@ -1222,6 +1271,11 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
     auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
     auto &TTI = AM.getResult<TargetIRAnalysis>(F);
     auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+    for (Loop *L : LI.getLoopsInPreorder())
+      if (mergeDuplicatedIncomings(*L, DT)) {
+        Changed = true;
+        SE.forgetLoop(L);
+      }
     for (Loop *L : LI.getLoopsInPreorder()) {
       GuardFinder Finder(LI, DT, SE);
       SmallVector<GuardedAccess, 8> Accesses = Finder.find(*L);
