@@ -782,6 +782,7 @@ private:
   std::optional<Candidate> candidate(const RangeCheck &RC, Instruction *At);
   bool legal();
   bool noWrap(const SCEVAddRecExpr *AR, bool Signed);
+  bool exactByFlags(Value *V, bool Signed, unsigned Depth = 0);
   void missed(StringRef Name, const Twine &Why, Instruction *At = nullptr);
   void foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F);
   void transform(SmallVectorImpl<Segment> &Segs,
@@ -828,8 +829,11 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   // checks work on unsigned values when those do not wrap, else on the
   // non-negative signed values (where both orders agree).
   bool SignedPred = ICmpInst::isSigned(RC.Pred);
-  bool Signed = SignedPred || !noWrap(AR, /*Signed=*/false);
-  if (!noWrap(AR, Signed)) {
+  auto Exact = [&](bool S) {
+    return noWrap(AR, S) || exactByFlags(RC.Index, S);
+  };
+  bool Signed = SignedPred || !Exact(/*Signed=*/false);
+  if (!Exact(Signed)) {
     missed("MayWrap",
            "range check " + describe(RC) +
                " not split: SCEV cannot prove that its index does not wrap",
@@ -917,6 +921,33 @@ bool LoopSplitter::noWrap(const SCEVAddRecExpr *AR, bool Signed) {
                                SE.getConstant(Max));
   return SE.isKnownPredicate(ICmpInst::ICMP_SGE, SE.getMinusSCEV(X, BTC),
                              SE.getConstant(Min));
+}
+
+/// Whether \p V equals its AddRec without wrap (as a signed or unsigned
+/// value) because its own flags say so: `add nsw A, C` with C invariant, A
+/// exact, where a wrapped (poison) V would make the program undefined (it
+/// decides a branch or an address on every path). SCEV drops such flags when
+/// it cannot prove that.
+bool LoopSplitter::exactByFlags(Value *V, bool Signed, unsigned Depth) {
+  if (auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(V)))
+    if (AR->getLoop() == &L &&
+        (Signed ? AR->hasNoSignedWrap() : AR->hasNoUnsignedWrap()))
+      return true;
+  auto *BO = dyn_cast<BinaryOperator>(V);
+  if (!BO || Depth > 4 ||
+      (BO->getOpcode() != Instruction::Add &&
+       BO->getOpcode() != Instruction::Sub))
+    return false;
+  if (Signed ? !BO->hasNoSignedWrap() : !BO->hasNoUnsignedWrap())
+    return false;
+  if (!programUndefinedIfPoison(BO))
+    return false;
+  Value *A = BO->getOperand(0), *C = BO->getOperand(1);
+  if (BO->getOpcode() == Instruction::Add &&
+      SE.isLoopInvariant(SE.getSCEV(A), &L))
+    std::swap(A, C);
+  return SE.isLoopInvariant(SE.getSCEV(C), &L) &&
+         exactByFlags(A, Signed, Depth + 1);
 }
 
 bool LoopSplitter::legal() {
