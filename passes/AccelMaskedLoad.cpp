@@ -541,7 +541,8 @@ private:
 void GatherRewriter::missed(Instruction *I, StringRef Name, const Twine &Why) {
   std::string Text = Why.str();
   LLVM_DEBUG(dbgs() << DEBUG_TYPE ": declined " << *I << ": " << Text << "\n");
-  ORE.emit([&] { return OptimizationRemarkMissed(DEBUG_TYPE, Name, I) << Text; });
+  ORE.emit(
+      [&] { return OptimizationRemarkMissed(DEBUG_TYPE, Name, I) << Text; });
   ++NumDeclined;
 }
 
@@ -677,7 +678,8 @@ bool GatherRewriter::clamp(const GuardedAccess &GA, const ClampRange &R) {
   for (Instruction &I : *LD->getParent()) {
     if (&I == LD)
       break;
-    if (I.mayWriteToMemory() || !isGuaranteedToTransferExecutionToSuccessor(&I)) {
+    if (I.mayWriteToMemory() ||
+        !isGuaranteedToTransferExecutionToSuccessor(&I)) {
       missed(LD, "WriteBeforeLoad",
              "guarded gather left alone: the guarded block writes memory or "
              "may not continue before the load");
@@ -690,7 +692,8 @@ bool GatherRewriter::clamp(const GuardedAccess &GA, const ClampRange &R) {
   Value *Inner = Idx;
   if (Idx && (isa<SExtInst>(Idx) || isa<ZExtInst>(Idx)))
     Inner = cast<Instruction>(Idx)->getOperand(0);
-  if (!GEP || Inner != R.Index || !L.isLoopInvariant(GEP->getPointerOperand()) ||
+  if (!GEP || Inner != R.Index ||
+      !L.isLoopInvariant(GEP->getPointerOperand()) ||
       !DT.dominates(R.Index, GA.Guard) || !DT.dominates(R.Bound, GA.Guard)) {
     missed(LD, "AddressShape",
            "guarded gather left alone: its address is not x[j] with x "
@@ -699,9 +702,8 @@ bool GatherRewriter::clamp(const GuardedAccess &GA, const ClampRange &R) {
   }
   IRBuilder<> B(GA.Guard);
   std::string Why;
-  Value *Base =
-      safeBase(GEP->getPointerOperand(), R.Bound, GEP->getSourceElementType(),
-               B, Why);
+  Value *Base = safeBase(GEP->getPointerOperand(), R.Bound,
+                         GEP->getSourceElementType(), B, Why);
   if (!Base) {
     missed(LD, "MayBeEmpty", "guarded gather left alone: " + Why);
     return false;
@@ -785,8 +787,8 @@ private:
   bool exactByFlags(Value *V, bool Signed, unsigned Depth = 0);
   void missed(StringRef Name, const Twine &Why, Instruction *At = nullptr);
   void foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F);
-  void transform(SmallVectorImpl<Segment> &Segs,
-                 ArrayRef<Candidate> Cands, const SCEV *TC);
+  void transform(SmallVectorImpl<Segment> &Segs, ArrayRef<Candidate> Cands,
+                 const SCEV *TC);
 
   Loop &L;
   LoopInfo &LI;
@@ -820,8 +822,9 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   auto *Step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
   if (!AR->isAffine() || !Step ||
       !(Step->getAPInt().isOne() || Step->getAPInt().isAllOnes())) {
-    missed("Step", "range check " + describe(RC) +
-                       " not split: its index does not step by +1 or -1",
+    missed("Step",
+           "range check " + describe(RC) +
+               " not split: its index does not step by +1 or -1",
            At);
     return std::nullopt;
   }
@@ -842,8 +845,9 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   }
   const SCEV *Bound = SE.getSCEV(RC.Bound);
   if (!SE.isLoopInvariant(Bound, &L)) {
-    missed("BoundVaries", "range check " + describe(RC) +
-                              " not split: the bound changes inside the loop",
+    missed("BoundVaries",
+           "range check " + describe(RC) +
+               " not split: the bound changes inside the loop",
            At);
     return std::nullopt;
   }
@@ -852,9 +856,10 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
                                        "accel.split");
   if (!Exp->isSafeToExpandAt(Bound, PH) ||
       !Exp->isSafeToExpandAt(AR->getStart(), PH)) {
-    missed("NotExpandable", "range check " + describe(RC) +
-                                " not split: its bound or start cannot be "
-                                "computed before the loop",
+    missed("NotExpandable",
+           "range check " + describe(RC) +
+               " not split: its bound or start cannot be "
+               "computed before the loop",
            At);
     return std::nullopt;
   }
@@ -867,11 +872,20 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
   const SCEV *One = SE.getOne(Wide);
   const SCEV *VLo = nullptr, *VHi = nullptr;
   switch (ICmpInst::getSignedPredicate(RC.Pred)) {
-  case ICmpInst::ICMP_SLT: VHi = B; break;
-  case ICmpInst::ICMP_SLE: VHi = SE.getAddExpr(B, One); break;
-  case ICmpInst::ICMP_SGT: VLo = SE.getAddExpr(B, One); break;
-  case ICmpInst::ICMP_SGE: VLo = B; break;
-  default: return std::nullopt;
+  case ICmpInst::ICMP_SLT:
+    VHi = B;
+    break;
+  case ICmpInst::ICMP_SLE:
+    VHi = SE.getAddExpr(B, One);
+    break;
+  case ICmpInst::ICMP_SGT:
+    VLo = SE.getAddExpr(B, One);
+    break;
+  case ICmpInst::ICMP_SGE:
+    VLo = B;
+    break;
+  default:
+    return std::nullopt;
   }
   // Unsigned compares: the index as an unsigned value lies in [0, 2^Bits),
   // or, compared as a signed value, only [0, 2^(Bits-1)) agrees.
@@ -879,7 +893,8 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
     if (!VLo)
       VLo = SE.getZero(Wide);
     if (!VHi)
-      VHi = SE.getConstant(APInt::getOneBitSet(WBits, Signed ? Bits - 1 : Bits));
+      VHi =
+          SE.getConstant(APInt::getOneBitSet(WBits, Signed ? Bits - 1 : Bits));
     if (Signed)
       VLo = SE.getSMaxExpr(VLo, SE.getZero(Wide));
   }
@@ -959,8 +974,7 @@ bool LoopSplitter::legal() {
     return false;
   }
   if (isa<SCEVCouldNotCompute>(SE.getBackedgeTakenCount(&L))) {
-    missed("TripCount",
-           "loop not split: its trip count cannot be computed");
+    missed("TripCount", "loop not split: its trip count cannot be computed");
     return false;
   }
   for (BasicBlock *BB : L.blocks())
@@ -969,7 +983,8 @@ bool LoopSplitter::legal() {
           (isa<CallBase>(I) && cast<CallBase>(I).cannotDuplicate())) {
         missed("NotDuplicable",
                "loop not split: it holds an instruction that cannot be "
-               "duplicated", &I);
+               "duplicated",
+               &I);
         return false;
       }
   return true;
@@ -1019,8 +1034,8 @@ bool LoopSplitter::run() {
   if (Cands.empty())
     return false;
 
-  const SCEV *TC = SE.getAddExpr(SE.getZeroExtendExpr(BTC, Wide),
-                                 SE.getOne(Wide));
+  const SCEV *TC =
+      SE.getAddExpr(SE.getZeroExtendExpr(BTC, Wide), SE.getOne(Wide));
   const SCEV *KLo = nullptr, *KHi = nullptr;
   for (const Candidate &C : Cands) {
     if (C.KLo)
@@ -1051,9 +1066,10 @@ bool LoopSplitter::run() {
     Size += BB->size();
   unsigned Growth = Size * (Segs.size() - 1);
   if (Growth > Opts.MaxGrowth) {
-    missed("TooLarge", "loop not split: the copies would add " +
-                           Twine(Growth) + " instructions, more than "
-                           "max-growth=" + Twine(Opts.MaxGrowth));
+    missed("TooLarge", "loop not split: the copies would add " + Twine(Growth) +
+                           " instructions, more than "
+                           "max-growth=" +
+                           Twine(Opts.MaxGrowth));
     return false;
   }
   transform(Segs, Cands, TC);
@@ -1186,7 +1202,8 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
     K->addIncoming(S.StartV, Dispatch[I]);
     auto *OldBr = cast<BranchInst>(S.Latch->getTerminator());
     IRBuilder<> LB(OldBr);
-    Value *KNext = LB.CreateAdd(K, ConstantInt::get(CountTy, 1), "accel.k.next");
+    Value *KNext =
+        LB.CreateAdd(K, ConstantInt::get(CountTy, 1), "accel.k.next");
     K->addIncoming(KNext, S.Latch);
     Value *More = LB.CreateICmpNE(KNext, S.EndV, "accel.more");
     BranchInst *NewBr = LB.CreateCondBr(More, S.Header, Next);

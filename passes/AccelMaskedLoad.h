@@ -39,8 +39,7 @@ struct AccelMaskedLoadOptions {
 
 class AccelMaskedLoadPass : public PassInfoMixin<AccelMaskedLoadPass> {
 public:
-  explicit AccelMaskedLoadPass(AccelMaskedLoadOptions Opts = {})
-      : Opts(Opts) {}
+  explicit AccelMaskedLoadPass(AccelMaskedLoadOptions Opts = {}) : Opts(Opts) {}
 
   PreservedAnalyses run(Function &F, FunctionAnalysisManager &AM);
   void printPipeline(raw_ostream &OS,
