@@ -762,6 +762,7 @@ struct Segment {
   bool Main = false;
   // Filled by the transformation.
   Value *StartV = nullptr, *EndV = nullptr, *Run = nullptr;
+  Value *IVEndV = nullptr;
   ValueToValueMapTy *Map = nullptr;
   BasicBlock *Header = nullptr, *Latch = nullptr;
 };
@@ -1110,6 +1111,20 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
     Initial.push_back(PoisonValue::get(Phi.getType()));
   }
 
+  // A unit induction of the trip count's type counts the iterations: its
+  // latch value is IVStart + k + 1 after iteration k.
+  Value *IVNext = nullptr;
+  const SCEV *IVStart = nullptr;
+  for (PHINode &Phi : Header->phis()) {
+    auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(&Phi));
+    if (Phi.getType() != CountTy || !AR || AR->getLoop() != &L ||
+        !AR->isAffine() || !AR->getStepRecurrence(SE)->isOne())
+      continue;
+    IVNext = Phi.getIncomingValueForBlock(Latch);
+    IVStart = AR->getStart();
+    break;
+  }
+
   // The iteration bounds, before the loop.
   Instruction *PT = Preheader->getTerminator();
   auto Exp = accel::createSCEVExpander(SE, F.getParent()->getDataLayout(),
@@ -1122,6 +1137,11 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
     S.Run = B.CreateICmpSGT(End, Start, "accel.run");
     S.StartV = B.CreateTrunc(Start, CountTy, "accel.start");
     S.EndV = B.CreateTrunc(End, CountTy, "accel.end");
+    if (IVNext)
+      S.IVEndV = IVStart->isZero()
+                     ? S.EndV
+                     : B.CreateAdd(Exp->expandCodeFor(IVStart, CountTy, PT),
+                                   S.EndV, "accel.iv.end");
   }
 
   // Clone the loop for every segment but the first.
@@ -1196,16 +1216,23 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
       Dispatch[I]->getTerminator()->eraseFromParent();
     IRBuilder<> DB(Dispatch[I]);
     DB.CreateCondBr(S.Run, S.Header, Next);
-    // Exit: after End - Start iterations, counted from Start.
-    IRBuilder<> HB(S.Header, S.Header->begin());
-    PHINode *K = HB.CreatePHI(CountTy, 2, "accel.k");
-    K->addIncoming(S.StartV, Dispatch[I]);
+    // Exit: after End - Start iterations, counted by the loop's own unit
+    // induction when it has one (its next value is IVStart + k + 1), else
+    // by a new counter from Start.
     auto *OldBr = cast<BranchInst>(S.Latch->getTerminator());
     IRBuilder<> LB(OldBr);
-    Value *KNext =
-        LB.CreateAdd(K, ConstantInt::get(CountTy, 1), "accel.k.next");
-    K->addIncoming(KNext, S.Latch);
-    Value *More = LB.CreateICmpNE(KNext, S.EndV, "accel.more");
+    Value *More;
+    if (IVNext) {
+      More = LB.CreateICmpNE(Mapped(S, IVNext), S.IVEndV, "accel.more");
+    } else {
+      IRBuilder<> HB(S.Header, S.Header->begin());
+      PHINode *K = HB.CreatePHI(CountTy, 2, "accel.k");
+      K->addIncoming(S.StartV, Dispatch[I]);
+      Value *KNext =
+          LB.CreateAdd(K, ConstantInt::get(CountTy, 1), "accel.k.next");
+      K->addIncoming(KNext, S.Latch);
+      More = LB.CreateICmpNE(KNext, S.EndV, "accel.more");
+    }
     BranchInst *NewBr = LB.CreateCondBr(More, S.Header, Next);
     NewBr->copyMetadata(*OldBr, {LLVMContext::MD_loop, LLVMContext::MD_dbg});
     Value *OldCond = OldBr->getCondition();
@@ -1267,11 +1294,18 @@ void LoopSplitter::foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F) {
   }
   SmallPtrSet<BasicBlock *, 16> Live(Blocks.begin(), Blocks.end());
   removeUnreachableBlocks(F);
-  // The phis of blocks left with one predecessor (the chain of blocks that
-  // remains is no obstacle to the vectorizer: each dominates the latch).
+  // Chains of blocks left with one predecessor become one block: the
+  // vectorizer's cost model counts every branch, and a body that looks
+  // larger than it is is not interleaved.
+  SmallVector<WeakVH, 16> Left;
   for (BasicBlock &BB : F)
-    if (Live.count(&BB) && BB.getSinglePredecessor())
-      FoldSingleEntryPHINodes(&BB);
+    if (Live.count(&BB))
+      Left.push_back(&BB);
+  for (WeakVH &H : Left)
+    if (auto *BB = dyn_cast_or_null<BasicBlock>(H))
+      if (BasicBlock *Pred = BB->getSinglePredecessor())
+        if (Pred != BB && Pred->getSingleSuccessor() == BB)
+          MergeBlockIntoPredecessor(BB);
 }
 
 //===----------------------------------------------------------------------===//

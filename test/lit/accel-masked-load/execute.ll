@@ -19,10 +19,12 @@
 ; RUN: %lli %t.noclamp.bc > %t.noclamp
 ; RUN: diff %t.before %t.noclamp
 ; The transformed code really is split and clamped:
-; RUN: opt %loadaccel -passes=accel-masked-load -S %s | FileCheck %s --check-prefix=IR
+; RUN: opt %loadaccel -passes=accel-masked-load -S %s -o %t.ll
+; RUN: FileCheck %s --check-prefix=IR --input-file=%t.ll
+; RUN: FileCheck %s --check-prefix=CLAMP --input-file=%t.ll
 ; RUN: FileCheck %s --input-file=%t.before
-; IR-COUNT-9: %accel.k{{[0-9]*}} = phi
-; IR: %accel.clamp
+; IR-COUNT-20: %accel.more{{[0-9]*}} = icmp ne
+; CLAMP: %accel.clamp
 ; CHECK: n=0 d=-5
 ; CHECK: n=100 d=7
 ; CHECK: pool h=7 w=9

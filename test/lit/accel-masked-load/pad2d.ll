@@ -8,8 +8,8 @@
 ; RUN:   -S %s 2>%t.remarks | FileCheck %s
 ; RUN: FileCheck %s --check-prefix=REMARK --input-file=%t.remarks
 ; RUN: opt %loadaccel -passes=accel-masked-load -S %s | FileCheck %s --check-prefix=COUNT
-; COUNT-COUNT-12: %accel.k{{[0-9.a-z]*}} = phi i64
-; COUNT-NOT:      %accel.k{{[0-9.a-z]*}} = phi i64
+; COUNT-COUNT-12: %accel.more{{[0-9.a-z]*}} = icmp ne i64
+; COUNT-NOT:      %accel.more{{[0-9.a-z]*}} = icmp ne i64
 ; RUN: opt %loadaccel -passes='accel-masked-load<max-growth=100>' \
 ; RUN:   -pass-remarks-missed=accel-masked-load -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=GROWTH
@@ -25,8 +25,8 @@
 ; CHECK-LABEL: define void @pool3x3(
 ; CHECK:       col.main.main:
 ; CHECK-NOT:     icmp
-; CHECK:       col.latch.main.main:
 ; CHECK:         %accel.more{{[0-9.a-z]*}} = icmp ne i64
+; CHECK-NEXT:    br i1 %accel.more{{[0-9.a-z]*}}, label %col.main.main,
 ; CHECK:       col.post.main:
 ; CHECK:         %cm.ok.post.main = icmp sge i64
 ; RUN: opt %loadaccel -mtriple=x86_64-unknown-linux-gnu -passes='accel-masked-load,loop-vectorize' \

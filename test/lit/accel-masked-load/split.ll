@@ -33,18 +33,23 @@
 ; CHECK:       entry:
 ; CHECK:         %accel.run = icmp sgt i128
 ; CHECK:         br i1 %accel.run, label %loop, label %accel.bridge
+; Each loop counts its iterations with the loop's own induction:
 ; CHECK:       loop:
-; CHECK-NEXT:    %accel.k = phi i64 [ 0, %entry ], [ %accel.k.next, %latch ]
 ; CHECK:         %lo = icmp sge i64 %j, 0
 ; CHECK:         %hi = icmp slt i64 %j, %n
-; CHECK:         %accel.more = icmp ne i64 %accel.k.next, %accel.end
+; CHECK:         %accel.more = icmp ne i64 %i.next, %accel.end
 ; CHECK-NEXT:    br i1 %accel.more, label %loop, label %accel.bridge
-; The main loop: no check, the guarded block runs unconditionally.
+; The main loop: no check, one block.
 ; CHECK:       loop.main:
-; CHECK-NEXT:    %accel.k{{[0-9]+}} = phi i64 [ %accel.start, %accel.bridge ], [ %accel.k.next{{[0-9]+}}, %latch.main ]
-; CHECK-NEXT:    %i.main = phi i64 [ %accel.carry, %accel.bridge ], [ %i.next.main, %latch.main ]
+; CHECK-NEXT:    %i.main = phi i64 [ %accel.carry, %accel.bridge ], [ %i.next.main, %loop.main ]
 ; CHECK-NEXT:    %j.main = add nsw i64 %i.main, %d
-; CHECK-NEXT:    br label %then.main
+; CHECK-NEXT:    %px.main = getelementptr inbounds float, ptr %x, i64 %j.main
+; CHECK-NEXT:    %v.main = load float, ptr %px.main, align 4
+; CHECK-NEXT:    %py.main = getelementptr inbounds float, ptr %y, i64 %i.main
+; CHECK-NEXT:    store float %v.main, ptr %py.main, align 4
+; CHECK-NEXT:    %i.next.main = add nuw nsw i64 %i.main, 1
+; CHECK-NEXT:    %accel.more{{[0-9]+}} = icmp ne i64 %i.next.main, %accel.end{{[0-9]+}}
+; CHECK-NEXT:    br i1 %accel.more{{[0-9]+}}, label %loop.main, label %accel.bridge{{[0-9]+}}
 ; CHECK:       loop.post:
 ; CHECK:         %lo.post = icmp sge i64 %j.post, 0
 ; CHECK:         %hi.post = icmp slt i64 %j.post, %n
@@ -220,10 +225,8 @@ exit:
 ; unconditional.
 ; CHECK-LABEL: define void @guarded_store(
 ; CHECK:       loop.main:
-; CHECK-NOT:     icmp
-; CHECK:         br label %then.main
-; CHECK:       then.main:
-; CHECK-NEXT:    %py.main = getelementptr
+; CHECK-NOT:     icmp s
+; CHECK:         %py.main = getelementptr
 ; CHECK-NEXT:    store float
 define void @guarded_store(ptr noalias %y, ptr noalias %x, i64 %n, i64 %m, i64 %d) {
 entry:
