@@ -64,10 +64,12 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryLocation.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
@@ -763,6 +765,7 @@ struct Segment {
   // Filled by the transformation.
   Value *StartV = nullptr, *EndV = nullptr, *Run = nullptr;
   Value *IVEndV = nullptr;
+  BasicBlock *Entry = nullptr; // the block that branches to Header
   ValueToValueMapTy *Map = nullptr;
   BasicBlock *Header = nullptr, *Latch = nullptr;
 };
@@ -770,9 +773,10 @@ struct Segment {
 class LoopSplitter {
 public:
   LoopSplitter(Loop &L, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE,
-               AssumptionCache &AC, OptimizationRemarkEmitter &ORE,
+               AssumptionCache &AC, AAResults &AA,
+               OptimizationRemarkEmitter &ORE,
                const AccelMaskedLoadOptions &Opts)
-      : L(L), LI(LI), DT(DT), SE(SE), AC(AC), ORE(ORE), Opts(Opts) {}
+      : L(L), LI(LI), DT(DT), SE(SE), AC(AC), AA(AA), ORE(ORE), Opts(Opts) {}
 
   bool run();
 
@@ -787,7 +791,10 @@ private:
   bool noWrap(const SCEVAddRecExpr *AR, bool Signed);
   bool exactByFlags(Value *V, bool Signed, unsigned Depth = 0);
   void missed(StringRef Name, const Twine &Why, Instruction *At = nullptr);
-  void foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F);
+  SmallVector<BasicBlock *, 16> foldCopy(ArrayRef<BasicBlock *> Blocks,
+                                         Function &F);
+  void hoistInvariantLoads(BasicBlock *Header, BasicBlock *Entry,
+                           ArrayRef<BasicBlock *> Blocks, Function &F);
   void transform(SmallVectorImpl<Segment> &Segs, ArrayRef<Candidate> Cands,
                  const SCEV *TC);
 
@@ -796,6 +803,7 @@ private:
   DominatorTree &DT;
   ScalarEvolution &SE;
   AssumptionCache &AC;
+  AAResults &AA;
   OptimizationRemarkEmitter &ORE;
   const AccelMaskedLoadOptions &Opts;
   Type *Wide = nullptr;
@@ -1216,6 +1224,7 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
       Dispatch[I]->getTerminator()->eraseFromParent();
     IRBuilder<> DB(Dispatch[I]);
     DB.CreateCondBr(S.Run, S.Header, Next);
+    S.Entry = Dispatch[I];
     // Exit: after End - Start iterations, counted by the loop's own unit
     // induction when it has one (its next value is IVStart + k + 1), else
     // by a new counter from Start.
@@ -1262,7 +1271,10 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
     SmallVector<BasicBlock *, 16> Blocks;
     for (BasicBlock *BB : LoopBlocks)
       Blocks.push_back(cast<BasicBlock>(Mapped(S, BB)));
-    foldCopy(Blocks, F);
+    SmallVector<BasicBlock *, 16> Left = foldCopy(Blocks, F);
+    // Alias queries may look at dominance: give them the current CFG.
+    DT.recalculate(F);
+    hoistInvariantLoads(S.Header, S.Entry, Left, F);
   }
   (void)AC;
 }
@@ -1270,7 +1282,8 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
 /// Folds what the removed checks decided in the blocks of a loop copy: the
 /// vectorizer runs next, before any SimplifyCFG, and would otherwise see
 /// branches on constants.
-void LoopSplitter::foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F) {
+SmallVector<BasicBlock *, 16>
+LoopSplitter::foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F) {
   const DataLayout &DL = F.getDataLayout();
   bool Folded = true;
   while (Folded) {
@@ -1306,6 +1319,55 @@ void LoopSplitter::foldCopy(ArrayRef<BasicBlock *> Blocks, Function &F) {
       if (BasicBlock *Pred = BB->getSinglePredecessor())
         if (Pred != BB && Pred->getSingleSuccessor() == BB)
           MergeBlockIntoPredecessor(BB);
+  SmallVector<BasicBlock *, 16> Survivors;
+  for (WeakVH &H : Left)
+    if (auto *BB = dyn_cast_or_null<BasicBlock>(H))
+      Survivors.push_back(BB);
+  return Survivors;
+}
+
+/// Hoists the loads of the main copy that were conditional in the original
+/// loop and are invariant now (a convolution's weights): in a new preheader
+/// that runs only when the main loop does, since the header loads them on its
+/// first iteration. The vectorizer's cost model (and its interleaving
+/// decision) would count them in the loop.
+void LoopSplitter::hoistInvariantLoads(BasicBlock *Header, BasicBlock *Entry,
+                                       ArrayRef<BasicBlock *> Blocks,
+                                       Function &F) {
+  SmallPtrSet<BasicBlock *, 16> InCopy(Blocks.begin(), Blocks.end());
+  SmallVector<Instruction *, 8> Writes;
+  for (BasicBlock *BB : Blocks)
+    for (Instruction &I : *BB)
+      if (I.mayWriteToMemory())
+        Writes.push_back(&I);
+  auto Invariant = [&](Value *V) {
+    auto *I = dyn_cast<Instruction>(V);
+    return !I || !InCopy.count(I->getParent());
+  };
+  SmallVector<LoadInst *, 8> Hoist;
+  for (Instruction &I : *Header) {
+    if (auto *LD = dyn_cast<LoadInst>(&I)) {
+      MemoryLocation Loc = MemoryLocation::get(LD);
+      if (LD->isSimple() && Invariant(LD->getPointerOperand()) &&
+          all_of(Writes, [&](Instruction *W) {
+            auto *ST = dyn_cast<StoreInst>(W);
+            return ST && AA.isNoAlias(MemoryLocation::get(ST), Loc);
+          }))
+        Hoist.push_back(LD);
+    }
+    if (!isGuaranteedToTransferExecutionToSuccessor(&I))
+      break;
+  }
+  if (Hoist.empty())
+    return;
+  BasicBlock *PH =
+      BasicBlock::Create(F.getContext(), "accel.main.ph", &F, Header);
+  BranchInst::Create(Header, PH);
+  Entry->getTerminator()->replaceSuccessorWith(Header, PH);
+  for (PHINode &Phi : Header->phis())
+    Phi.replaceIncomingBlockWith(Entry, PH);
+  for (LoadInst *LD : Hoist)
+    LD->moveBefore(PH->getTerminator()->getIterator());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1394,7 +1456,8 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
     auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
     bool Formed = simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
     Formed |= formLCSSARecursively(*L, DT, &LI, &SE);
-    bool Split = LoopSplitter(*L, LI, DT, SE, AC, ORE, Opts).run();
+    auto &AA = AM.getResult<AAManager>(F);
+    bool Split = LoopSplitter(*L, LI, DT, SE, AC, AA, ORE, Opts).run();
     if (Formed || Split) {
       Changed = true;
       AM.invalidate(F, PreservedAnalyses::none());
