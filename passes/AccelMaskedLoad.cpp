@@ -390,7 +390,7 @@ bool mergeDuplicatedIncomings(Loop &L, DominatorTree &DT) {
         if (!Same || !Available)
           continue;
         Instruction *Merged = First->clone();
-        Merged->insertBefore(At->getIterator());
+        Merged->insertInto(At->getParent(), At->getIterator());
         Merged->setName(First->getName());
         // Every path computes the same operation on the same operands, so
         // the flags all copies carry hold for the merged one.
@@ -1367,7 +1367,7 @@ void LoopSplitter::hoistInvariantLoads(BasicBlock *Header, BasicBlock *Entry,
   for (PHINode &Phi : Header->phis())
     Phi.replaceIncomingBlockWith(Entry, PH);
   for (LoadInst *LD : Hoist)
-    LD->moveBefore(PH->getTerminator()->getIterator());
+    LD->moveBefore(*PH, PH->getTerminator()->getIterator());
 }
 
 //===----------------------------------------------------------------------===//
