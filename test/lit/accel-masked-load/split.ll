@@ -255,3 +255,66 @@ latch:
 exit:
   ret void
 }
+
+; A 3-tap convolution whose weights are loaded behind the checks: in the main
+; loop they are invariant and unconditional, and move to a preheader of the
+; main loop's own (run only when it runs), so the vectorizer does not count
+; them in the loop.
+; CHECK-LABEL: define void @conv3(
+; CHECK:       accel.main.ph:
+; CHECK-NEXT:    %w0.main = load float, ptr %w, align 4
+; CHECK-NEXT:    %w2.main = load float, ptr %pw2, align 4
+; CHECK-NEXT:    br label %loop.main
+; CHECK:       loop.main:
+; CHECK-NOT:     load float, ptr %w
+; CHECK:         br i1 %accel.more{{[0-9]*}}, label %loop.main
+define void @conv3(ptr noalias %y, ptr noalias %x, ptr noalias %w, i64 %n) {
+entry:
+  %pw1 = getelementptr inbounds float, ptr %w, i64 1
+  %pw2 = getelementptr inbounds float, ptr %w, i64 2
+  %w1 = load float, ptr %pw1, align 4
+  %pos = icmp sgt i64 %n, 0
+  br i1 %pos, label %loop, label %exit
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %tap2.j ]
+  %j0 = add nsw i64 %i, -1
+  %c0 = icmp sge i64 %j0, 0
+  br i1 %c0, label %tap0, label %tap0.j
+
+tap0:
+  %px0 = getelementptr inbounds float, ptr %x, i64 %j0
+  %x0 = load float, ptr %px0, align 4
+  %w0 = load float, ptr %w, align 4
+  %m0 = fmul float %x0, %w0
+  br label %tap0.j
+
+tap0.j:
+  %s0 = phi float [ %m0, %tap0 ], [ 0.0, %loop ]
+  %px1 = getelementptr inbounds float, ptr %x, i64 %i
+  %x1 = load float, ptr %px1, align 4
+  %m1 = fmul float %x1, %w1
+  %s1 = fadd float %s0, %m1
+  %j2 = add nsw i64 %i, 1
+  %c2 = icmp slt i64 %j2, %n
+  br i1 %c2, label %tap2, label %tap2.j
+
+tap2:
+  %px2 = getelementptr inbounds float, ptr %x, i64 %j2
+  %x2 = load float, ptr %px2, align 4
+  %w2 = load float, ptr %pw2, align 4
+  %m2 = fmul float %x2, %w2
+  %s2a = fadd float %s1, %m2
+  br label %tap2.j
+
+tap2.j:
+  %s2 = phi float [ %s2a, %tap2 ], [ %s1, %tap0.j ]
+  %py = getelementptr inbounds float, ptr %y, i64 %i
+  store float %s2, ptr %py, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
