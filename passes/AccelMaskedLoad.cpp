@@ -526,7 +526,7 @@ private:
   bool isAffine(const GuardedAccess &GA) const;
   bool hasMaskedOps(Instruction *I) const;
   bool clamp(const GuardedAccess &GA, const ClampRange &R);
-  Value *safeBase(Value *Base, Value *Bound, Type *EltTy, IRBuilder<> &B,
+  Value *safeBase(Value *Base, const ClampRange &R, Type *EltTy, IRBuilder<> &B,
                   std::string &Why);
   void missed(Instruction *I, StringRef Name, const Twine &Why);
 
@@ -639,14 +639,18 @@ bool GatherRewriter::run(ArrayRef<GuardedAccess> Accesses) {
   return Changed;
 }
 
-Value *GatherRewriter::safeBase(Value *Base, Value *Bound, Type *EltTy,
-                                IRBuilder<> &B, std::string &Why) {
-  // At least one element: proven by n > 0 at the loop entry, or by the
-  // object's dereferenceable size.
+Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R,
+                                Type *EltTy, IRBuilder<> &B,
+                                std::string &Why) {
+  // At least one element: proven by n > 0 (unsigned checks: n != 0) at the
+  // loop entry, or by the object's dereferenceable size.
+  Value *Bound = R.Bound;
   const SCEV *N = SE.getSCEV(Bound);
   const SCEV *Zero = SE.getZero(N->getType());
-  if (SE.isKnownPredicate(ICmpInst::ICMP_SGT, N, Zero) ||
-      SE.isLoopEntryGuardedByCond(&L, ICmpInst::ICMP_SGT, N, Zero))
+  ICmpInst::Predicate NonEmpty =
+      R.Unsigned ? ICmpInst::ICMP_UGT : ICmpInst::ICMP_SGT;
+  if (SE.isKnownPredicate(NonEmpty, N, Zero) ||
+      SE.isLoopEntryGuardedByCond(&L, NonEmpty, N, Zero))
     return Base;
   if (isDereferenceablePointer(Base, EltTy, DL))
     return Base;
@@ -663,8 +667,9 @@ Value *GatherRewriter::safeBase(Value *Base, Value *Bound, Type *EltTy,
   IRBuilder<> Entry(&F.getEntryBlock(), F.getEntryBlock().begin());
   AllocaInst *Slot = Entry.CreateAlloca(EltTy, nullptr, "accel.slot");
   Slot->setAlignment(std::max(Slot->getAlign(), Align(16)));
-  Value *Pos = B.CreateICmpSGT(Bound, ConstantInt::get(Bound->getType(), 0),
-                               "accel.nonempty");
+  Value *Pos = B.CreateICmp(NonEmpty, Bound,
+                            ConstantInt::get(Bound->getType(), 0),
+                            "accel.nonempty");
   return B.CreateSelect(Pos, Base, Slot, "accel.base");
 }
 
@@ -704,7 +709,7 @@ bool GatherRewriter::clamp(const GuardedAccess &GA, const ClampRange &R) {
   }
   IRBuilder<> B(GA.Guard);
   std::string Why;
-  Value *Base = safeBase(GEP->getPointerOperand(), R.Bound,
+  Value *Base = safeBase(GEP->getPointerOperand(), R,
                          GEP->getSourceElementType(), B, Why);
   if (!Base) {
     missed(LD, "MayBeEmpty", "guarded gather left alone: " + Why);

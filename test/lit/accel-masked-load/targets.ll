@@ -177,3 +177,37 @@ latch:
 exit:
   ret void
 }
+
+; The unsigned check with nothing known about n: the slot stands in for x
+; when n == 0 (as an unsigned bound, any other n holds elements).
+; CLAMP-LABEL: define void @take_fill_unsigned_any(
+; CLAMP:         %accel.nonempty = icmp ugt i64 %n, 0
+; CLAMP-NEXT:    %accel.base = select i1 %accel.nonempty, ptr %x, ptr %accel.slot
+; CLAMP:         %accel.clamp = call i64 @llvm.umin.i64(i64 %j, i64 %accel.last)
+define void @take_fill_unsigned_any(ptr noalias %y, ptr noalias %x, ptr noalias %idx, i64 %n, i64 %m) {
+entry:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
+  %pi = getelementptr inbounds i64, ptr %idx, i64 %i
+  %j = load i64, ptr %pi, align 8
+  %in = icmp ult i64 %j, %n
+  br i1 %in, label %then, label %latch
+
+then:
+  %px = getelementptr inbounds float, ptr %x, i64 %j
+  %v = load float, ptr %px, align 4
+  br label %latch
+
+latch:
+  %r = phi float [ %v, %then ], [ 0.0, %loop ]
+  %py = getelementptr inbounds float, ptr %y, i64 %i
+  store float %r, ptr %py, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %m
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
