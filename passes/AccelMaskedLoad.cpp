@@ -639,9 +639,8 @@ bool GatherRewriter::run(ArrayRef<GuardedAccess> Accesses) {
   return Changed;
 }
 
-Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R,
-                                Type *EltTy, IRBuilder<> &B,
-                                std::string &Why) {
+Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R, Type *EltTy,
+                                IRBuilder<> &B, std::string &Why) {
   // At least one element: proven by n > 0 (unsigned checks: n != 0) at the
   // loop entry, or by the object's dereferenceable size.
   Value *Bound = R.Bound;
@@ -667,9 +666,8 @@ Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R,
   IRBuilder<> Entry(&F.getEntryBlock(), F.getEntryBlock().begin());
   AllocaInst *Slot = Entry.CreateAlloca(EltTy, nullptr, "accel.slot");
   Slot->setAlignment(std::max(Slot->getAlign(), Align(16)));
-  Value *Pos = B.CreateICmp(NonEmpty, Bound,
-                            ConstantInt::get(Bound->getType(), 0),
-                            "accel.nonempty");
+  Value *Pos = B.CreateICmp(
+      NonEmpty, Bound, ConstantInt::get(Bound->getType(), 0), "accel.nonempty");
   return B.CreateSelect(Pos, Base, Slot, "accel.base");
 }
 
@@ -945,11 +943,19 @@ bool LoopSplitter::noWrap(const SCEVAddRecExpr *AR, bool Signed) {
                      : APInt::getMaxValue(Bits).zext(WBits);
   APInt Min = Signed ? APInt::getSignedMinValue(Bits).sext(WBits)
                      : APInt::getZero(WBits);
-  if (cast<SCEVConstant>(AR->getStepRecurrence(SE))->getAPInt().isOne())
-    return SE.isKnownPredicate(ICmpInst::ICMP_SLE, SE.getAddExpr(X, BTC),
-                               SE.getConstant(Max));
-  return SE.isKnownPredicate(ICmpInst::ICMP_SGE, SE.getMinusSCEV(X, BTC),
-                             SE.getConstant(Min));
+  // The last value, with what the conditions guarding the loop say about
+  // its terms (`h > 0` bounds zext(h) by the signed maximum of h's type).
+  bool Up = cast<SCEVConstant>(AR->getStepRecurrence(SE))->getAPInt().isOne();
+  const SCEV *Last = Up ? SE.getAddExpr(X, BTC) : SE.getMinusSCEV(X, BTC);
+  for (const SCEV *E : {Last, SE.applyLoopGuards(Last, &L)}) {
+    if (Up ? SE.isKnownPredicate(ICmpInst::ICMP_SLE, E, SE.getConstant(Max))
+           : SE.isKnownPredicate(ICmpInst::ICMP_SGE, E, SE.getConstant(Min)))
+      return true;
+    if (Up ? SE.getSignedRangeMax(E).sle(Max)
+           : SE.getSignedRangeMin(E).sge(Min))
+      return true;
+  }
+  return false;
 }
 
 /// Whether \p V equals its AddRec without wrap (as a signed or unsigned
