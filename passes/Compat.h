@@ -15,7 +15,6 @@
 #define LLVMACCEL_COMPAT_H
 
 #include "llvm/ADT/Statistic.h"
-#include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
@@ -126,20 +125,6 @@ inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
   return std::make_unique<SCEVExpander>(SE, Name);
 #else
   return std::make_unique<SCEVExpander>(SE, DL, Name);
-#endif
-}
-
-/// Whether \p TTI has masked loads (\p Store: stores) of \p VecTy in
-/// address space \p AS. LLVM 21 added the address space argument.
-inline bool isLegalMaskedLoadStore(const TargetTransformInfo &TTI, bool Store,
-                                   Type *VecTy, Align Alignment, unsigned AS) {
-#if LLVM_VERSION_MAJOR >= 21
-  return Store ? TTI.isLegalMaskedStore(VecTy, Alignment, AS)
-               : TTI.isLegalMaskedLoad(VecTy, Alignment, AS);
-#else
-  (void)AS;
-  return Store ? TTI.isLegalMaskedStore(VecTy, Alignment)
-               : TTI.isLegalMaskedLoad(VecTy, Alignment);
 #endif
 }
 
