@@ -10,7 +10,10 @@
 /// gathers, ragged lengths), so that the loop vectorizer, which runs next,
 /// sees vectorizable loops.
 ///
-/// Discovery. A guard is a conditional branch (or a select) in a loop whose
+/// Discovery (AccelMaskedLoadAnalysis.cpp). First, phis merging the same
+/// `i + 1` computed on both sides of a check (jump threading's copies in an
+/// unrolled body) become one instruction, so SCEV sees the AddRecs again.
+/// A guard is a conditional branch (or a select) in a loop whose
 /// one side holds a load or store (a select: an operand) whose address
 /// depends on a compared value. Its condition is split into leaves through
 /// `and`/`or`/`not` (logical or bitwise): on the access side every leaf of
@@ -22,18 +25,24 @@
 ///  1. Implied: SCEV proves the compare at its position (loop bounds and the
 ///     index's range, llvm.assume, !range, dominating conditions). It becomes
 ///     a constant.
-///  2. Split (index-set splitting): the index is an AddRec {X,+,s} of loop L
-///     with s = +-1 and no signed wrap, the bound is invariant in L. At
+///  2. Split (index-set splitting, AccelMaskedLoadSplit.cpp): the index is
+///     an AddRec {X,+,s} of loop L with s = +-1 that does not wrap (SCEV's
+///     flags, its last value bounded through the loop's guards, or the
+///     nsw/nuw of an add whose wrap would make the program undefined; signed
+///     or unsigned as the compare is), the bound is invariant in L. At
 ///     iteration k of L the index is exactly X + s*k, so the check holds for
 ///     k in an interval, computed in a type twice as wide as the index and the
 ///     trip count (no wrap): [kLo, kHi) is the intersection of all checks'
 ///     intervals with [0, TC), TC = backedge-taken count + 1. L becomes up to
 ///     three loops run one after the other, over [0, kLo), [kLo, kHi) and
-///     [kHi, TC), each driven by its own counter; the middle ("main") copy has
-///     the checks replaced by the constant they take there, the edge copies
-///     keep them. Loop-carried values (header phis) and values used after the
-///     loop pass from one copy to the next through phis in bridge blocks,
-///     and each copy is skipped when its interval is empty. Checks nested in
+///     [kHi, TC), each stopped by its own exit test (on the loop's unit
+///     induction, or a new counter); the middle ("main") copy has the checks
+///     replaced by the constant they take there, its decided branches folded,
+///     its blocks merged and its now unconditional invariant loads hoisted
+///     into a preheader of its own; the edge copies keep the checks.
+///     Loop-carried values (header phis) and values used after the loop pass
+///     from one copy to the next through phis in bridge blocks, and each copy
+///     is skipped when its interval is empty. Checks nested in
 ///     inner loops split the outer loop whose AddRec their index is (2-D
 ///     padding: rows split the row loop, columns the column loop).
 ///  3. Gathers (non-affine index): with `masked`, where TTI says the target
