@@ -1,4 +1,4 @@
-; accel-masked-load on GPU targets: no masked gathers, so guarded gathers
+; accel-masked-load on GPU targets (NVPTX, AMDGPU, SPIR-V): no masked gathers, so guarded gathers
 ; are clamped (a select-free unconditional load, no divergent branch around
 ; it) in the kernel's global address space. The one-element stack slot that
 ; stands in for an empty x cannot live in the global address space: without a
@@ -12,6 +12,10 @@
 ; RUN:   -passes=accel-masked-load -pass-remarks='accel-masked-load' \
 ; RUN:   -pass-remarks-missed=accel-masked-load -S %s 2>%t.amdgpu | FileCheck %s %}
 ; RUN: %if amdgpu-registered-target %{ FileCheck %s --check-prefix=REMARK --input-file=%t.amdgpu %}
+; RUN: %if spirv-registered-target %{ opt %loadaccel -mtriple=spirv64-unknown-unknown \
+; RUN:   -passes=accel-masked-load -pass-remarks='accel-masked-load' \
+; RUN:   -pass-remarks-missed=accel-masked-load -S %s 2>%t.spirv | FileCheck %s %}
+; RUN: %if spirv-registered-target %{ FileCheck %s --check-prefix=REMARK --input-file=%t.spirv %}
 
 ; REMARK: remark: {{.*}}guarded gather left alone: the object may hold no element and lives in address space 1, where no stack slot can stand in for it
 ; REMARK: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails{{$}}
