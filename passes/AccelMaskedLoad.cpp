@@ -550,11 +550,8 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
     auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
     auto &AC = AM.getResult<AssumptionAnalysis>(F);
     auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
-    bool Formed = simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
-    Formed |= formLCSSARecursively(*L, DT, &LI, &SE);
     auto &AA = AM.getResult<AAManager>(F);
-    bool Split = splitLoop(*L, LI, DT, SE, AC, AA, ORE, Opts);
-    if (Formed || Split) {
+    if (splitLoop(*L, LI, DT, SE, AC, AA, ORE, Opts)) {
       Changed = true;
       AM.invalidate(F, PreservedAnalyses::none());
     }

@@ -323,8 +323,16 @@ bool LoopSplitter::run() {
       return AR && AR->getLoop() == &L;
     });
   });
-  if (!Any || !legal())
+  if (!Any)
     return false;
+  // Loop-simplify and LCSSA form (the exit's phis carry every value used
+  // after the loop), only for loops that may be split.
+  bool Formed = simplifyLoop(&L, &DT, &LI, &SE, &AC, nullptr, false);
+  Formed |= formLCSSARecursively(L, DT, &LI, &SE);
+  if (Formed)
+    Accesses = Finder.find(L);
+  if (!legal())
+    return Formed;
 
   const SCEV *BTC = SE.getBackedgeTakenCount(&L);
   unsigned Bits = BTC->getType()->getIntegerBitWidth();
@@ -351,7 +359,7 @@ bool LoopSplitter::run() {
     });
   });
   if (Cands.empty())
-    return false;
+    return Formed;
 
   const SCEV *TC =
       SE.getAddExpr(SE.getZeroExtendExpr(BTC, Wide), SE.getOne(Wide));
@@ -378,7 +386,7 @@ bool LoopSplitter::run() {
   if (KHi)
     Segs.push_back({KHi, TC, false});
   if (Segs.size() < 2)
-    return false; // every check is implied: strategy 1's business
+    return Formed; // every check is implied: strategy 1's business
 
   unsigned Size = 0;
   for (BasicBlock *BB : L.blocks())
@@ -389,7 +397,7 @@ bool LoopSplitter::run() {
                            " instructions, more than "
                            "max-growth=" +
                            Twine(Opts.MaxGrowth));
-    return false;
+    return Formed;
   }
   transform(Segs, Cands, TC);
   ++NumLoopsSplit;
