@@ -15,6 +15,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "AccelMaskedLoad.h"
 #include "AccelPhiDecompose.h"
 #include "AccelPrefetch.h"
 #include "Compat.h"
