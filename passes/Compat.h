@@ -18,6 +18,7 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/Support/InstructionCost.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -125,6 +126,15 @@ inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
   return std::make_unique<SCEVExpander>(SE, Name);
 #else
   return std::make_unique<SCEVExpander>(SE, DL, Name);
+#endif
+}
+
+/// The value of a valid InstructionCost (an optional before LLVM 21).
+inline int64_t costValue(const InstructionCost &C) {
+#if LLVM_VERSION_MAJOR >= 21
+  return C.getValue();
+#else
+  return *C.getValue();
 #endif
 }
 

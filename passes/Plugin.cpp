@@ -15,6 +15,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "AccelAsyncFusion.h"
 #include "AccelPrefetch.h"
 #include "Compat.h"
 #include "PassParams.h"
