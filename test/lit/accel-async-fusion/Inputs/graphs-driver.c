@@ -46,7 +46,12 @@ int main(int argc, char **argv) {
     for (int Fail = 0; Fail <= 3; ++Fail) {
       run("chain3", chain3, 0, Fail);
       run("diamond", diamond, 0, Fail);
-      run("value", value, 0, Fail);
+      // Not Fail == 1: when the producer of an !async.value fails, MLIR's
+      // lowering of the consumer drops its own token twice (DropRef, then
+      // SetTokenError) while the caller still holds it: a use after free in
+      // the unfused program already.
+      if (Fail != 1)
+        run("value", value, 0, Fail);
       run("group", group, 1, Fail);
       run("work", work, 0, Fail);
       run("loop", loop, 0, Fail);
