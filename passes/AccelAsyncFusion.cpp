@@ -524,6 +524,12 @@ linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
     }
     Consumers.insert(dyn_cast<CallInst>(UI));
   }
+  for (CallInst *U : Consumers) {
+    if (U && isBlockingRuntimeCall(*U))
+      return "the caller awaits it";
+    if (U && isRuntimeCall(*U, "mlirAsyncRuntimeAddTokenToGroup"))
+      return "it joins a group";
+  }
   if (Consumers.empty())
     return "its results are not used";
   if (Consumers.size() > 1)
@@ -536,8 +542,6 @@ linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
         return "its results are returned to the caller's caller";
     return "its results are used by an instruction that is not a call";
   }
-  if (isBlockingRuntimeCall(*Succ))
-    return "the caller awaits it";
   Function *Callee = Succ->getCalledFunction();
   auto It = Callee ? Tasks.find(Callee) : Tasks.end();
   if (It == Tasks.end())
