@@ -317,9 +317,8 @@ TaskFunction analyzeTaskFunction(Function &F) {
   if (!collectResults(Rets[0]->getReturnValue(), T))
     return Fail("does not return the token and values it creates");
   for (CallInst *R : T.Results)
-    if (R->getParent() != &Entry || !all_of(R->args(), [](const Use &U) {
-          return isa<Constant>(U.get());
-        }))
+    if (R->getParent() != &Entry ||
+        !all_of(R->args(), [](const Use &U) { return isa<Constant>(U.get()); }))
       return Fail("creates its results outside its entry block");
   for (CallInst *S : Suspends) {
     std::optional<SuspendPoint> SP = readSuspend(S, T.CoroBegin);
@@ -509,15 +508,13 @@ bool blocksOrWorks(const Instruction &I,
 
 /// Why \p Pred cannot be fused with a successor in its block; fills \p Next
 /// when it can.
-std::string
-linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
-                const DenseMap<Function *, TaskFunction *> &Tasks) {
+std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
+                            const DenseMap<Function *, TaskFunction *> &Tasks) {
   CallInst *C = Pred.Call;
   SmallPtrSet<CallInst *, 2> Consumers;
   for (User *U : C->users()) {
     Instruction *UI = cast<Instruction>(U);
-    if (auto *EV = dyn_cast<ExtractValueInst>(UI);
-        EV && resultIndex(EV, C)) {
+    if (auto *EV = dyn_cast<ExtractValueInst>(UI); EV && resultIndex(EV, C)) {
       for (User *EU : EV->users())
         Consumers.insert(dyn_cast<CallInst>(EU));
       continue;
@@ -550,8 +547,7 @@ linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
            ", not by a task launch";
   TaskFunction *ST = It->second;
   if (!ST->NotTask.empty() || !ST->NoBody.empty())
-    return "its successor @" + Callee->getName().str() +
-           " cannot be fused: " +
+    return "its successor @" + Callee->getName().str() + " cannot be fused: " +
            (ST->NotTask.empty() ? ST->NoBody : ST->NotTask);
   if (Succ->getParent() != C->getParent())
     return "its successor is launched in another block";
@@ -605,8 +601,7 @@ private:
   /// Emits the body calls of Chain[From..] with \p B. \p Arg gives the
   /// value for launch I's operand J that is not a predecessor's result.
   void emitBodies(IRBuilder<> &B, ArrayRef<Launch> Chain, size_t From,
-                  SmallVector<Value *, 2> PrevObjs,
-                  ArrayRef<Value *> LastObjs,
+                  SmallVector<Value *, 2> PrevObjs, ArrayRef<Value *> LastObjs,
                   function_ref<Value *(size_t, unsigned)> Arg);
   void eraseChain(ArrayRef<Launch> Chain);
 
@@ -634,8 +629,8 @@ SmallVector<Value *, 2> Fuser::createResults(IRBuilder<> &B,
   SmallVector<Value *, 2> Objs;
   for (CallInst *R : T.Results) {
     SmallVector<Value *, 1> Args(R->args());
-    Objs.push_back(B.CreateCall(R->getFunctionType(), R->getCalledOperand(),
-                                Args));
+    Objs.push_back(
+        B.CreateCall(R->getFunctionType(), R->getCalledOperand(), Args));
   }
   return Objs;
 }
@@ -763,8 +758,7 @@ void Fuser::fuseChain(ArrayRef<Launch> Chain) {
   SmallPtrSet<Instruction *, 4> SuspendSwitches;
   for (const SuspendPoint &S : Head.Suspends)
     SuspendSwitches.insert(cast<Instruction>(VMap[S.Switch]));
-  BasicBlock *ChainBB =
-      BasicBlock::Create(Ctx, "accel.chain", Fused, Cleanup);
+  BasicBlock *ChainBB = BasicBlock::Create(Ctx, "accel.chain", Fused, Cleanup);
   SmallVector<BasicBlock *, 4> Preds(predecessors(Cleanup));
   for (BasicBlock *P : Preds)
     if (!SuspendSwitches.count(P->getTerminator()))
@@ -858,8 +852,8 @@ void Fuser::processChain(ArrayRef<Launch> Chain, StringRef LinkWhy,
   ORE.emit([&] {
     return OptimizationRemarkMissed(DEBUG_TYPE, "KeptTask", At)
            << "task @" << ore::NV("Task", Head.Task->F->getName())
-           << " stays asynchronous: not fused (" << LinkWhy
-           << "), not inline (" << InlineWhy << ")";
+           << " stays asynchronous: not fused (" << LinkWhy << "), not inline ("
+           << InlineWhy << ")";
   });
 }
 

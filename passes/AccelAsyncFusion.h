@@ -49,7 +49,8 @@ private:
 };
 
 /// Parses the text between the angle brackets of `accel-async-fusion<...>`.
-Expected<AccelAsyncFusionOptions> parseAccelAsyncFusionOptions(StringRef Params);
+Expected<AccelAsyncFusionOptions>
+parseAccelAsyncFusionOptions(StringRef Params);
 
 } // namespace llvm
 

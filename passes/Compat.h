@@ -18,10 +18,10 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/Support/InstructionCost.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/InstructionCost.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -33,6 +33,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 // Debian's LLVM is a release build, where STATISTIC declares a no-op counter.
 // llvmaccel's counters are always kept, so `opt -stats` and the Python
@@ -129,13 +130,13 @@ inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
 #endif
 }
 
-/// The value of a valid InstructionCost (an optional before LLVM 21).
+/// The value of a valid InstructionCost: getValue() returned an optional in
+/// LLVM 19 and returns the value itself in LLVM 22 (overloads cover both
+/// without naming the release that changed it).
+inline int64_t costValueOf(int64_t V) { return V; }
+inline int64_t costValueOf(std::optional<int64_t> V) { return *V; }
 inline int64_t costValue(const InstructionCost &C) {
-#if LLVM_VERSION_MAJOR >= 21
-  return C.getValue();
-#else
-  return *C.getValue();
-#endif
+  return costValueOf(C.getValue());
 }
 
 } // namespace accel
