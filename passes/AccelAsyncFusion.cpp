@@ -81,8 +81,10 @@
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace llvm;
 
@@ -470,6 +472,52 @@ std::optional<uint64_t> bodyCost(Function &B, TargetTransformInfo &TTI,
 }
 
 //===----------------------------------------------------------------------===//
+// Local tokens
+//===----------------------------------------------------------------------===//
+
+/// Whether every use of the token \p Tok (other than those \p Ignore
+/// accepts) is a runtime call that a private error flag can stand in for:
+/// emplace, set error, error test, reference counting.
+bool isLocalizable(Value *Tok, function_ref<bool(User *)> Ignore = nullptr) {
+  for (Use &U : Tok->uses()) {
+    if (Ignore && Ignore(U.getUser()))
+      continue;
+    auto *CB = dyn_cast<CallInst>(U.getUser());
+    const Function *Callee = CB ? CB->getCalledFunction() : nullptr;
+    if (!Callee || U.getOperandNo() != 0)
+      return false;
+    StringRef N = Callee->getName();
+    if (N != "mlirAsyncRuntimeEmplaceToken" &&
+        N != "mlirAsyncRuntimeSetTokenError" &&
+        N != "mlirAsyncRuntimeIsTokenError" && N != "mlirAsyncRuntimeAddRef" &&
+        N != "mlirAsyncRuntimeDropRef")
+      return false;
+  }
+  return true;
+}
+
+/// Replaces the runtime calls on the token \p Tok by loads and stores of the
+/// i8 error flag \p Flag (checked by isLocalizable): a token nobody else sees
+/// needs no runtime object.
+void localizeToken(Value *Tok, Value *Flag) {
+  SmallVector<CallInst *, 4> Calls;
+  for (User *U : Tok->users())
+    if (auto *CB = dyn_cast<CallInst>(U); CB && CB->getArgOperand(0) == Tok)
+      Calls.push_back(CB);
+  for (CallInst *C : Calls) {
+    IRBuilder<> B(C);
+    StringRef N = C->getCalledFunction()->getName();
+    if (N == "mlirAsyncRuntimeSetTokenError") {
+      B.CreateStore(B.getInt8(1), Flag);
+    } else if (N == "mlirAsyncRuntimeIsTokenError") {
+      Value *F = B.CreateLoad(B.getInt8Ty(), Flag, "accel.err");
+      C->replaceAllUsesWith(B.CreateICmpNE(F, B.getInt8(0)));
+    }
+    C->eraseFromParent();
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Chains
 //===----------------------------------------------------------------------===//
 
@@ -602,7 +650,21 @@ private:
   /// value for launch I's operand J that is not a predecessor's result.
   void emitBodies(IRBuilder<> &B, ArrayRef<Launch> Chain, size_t From,
                   SmallVector<Value *, 2> PrevObjs, ArrayRef<Value *> LastObjs,
+                  ArrayRef<SmallVector<unsigned, 2>> Local,
+                  function_ref<Value *()> NewFlag,
                   function_ref<Value *(size_t, unsigned)> Arg);
+  /// The body function of \p T whose parameters \p LocalArgs carry error
+  /// flags instead of tokens; null if a use of one cannot be a flag's.
+  Function *bodyVariant(TaskFunction &T, ArrayRef<unsigned> LocalArgs);
+  /// For each launch but the last, the results (token indices) that only the
+  /// next launch uses and can become private flags. \p FusedHead: the head
+  /// keeps its coroutine (its own uses are checked in its task function).
+  SmallVector<SmallVector<unsigned, 2>, 8>
+  planLocalTokens(ArrayRef<Launch> Chain, bool FusedHead);
+  /// The body parameters of Chain[I] that are local (own results, and
+  /// operands that are local results of Chain[I-1]).
+  SmallVector<unsigned, 4> localArgs(ArrayRef<Launch> Chain, size_t I,
+                                     ArrayRef<SmallVector<unsigned, 2>> Local);
   void eraseChain(ArrayRef<Launch> Chain);
 
   Module &M;
@@ -611,6 +673,7 @@ private:
   MapVector<Function *, std::unique_ptr<TaskFunction>> TaskStore;
   DenseMap<Function *, TaskFunction *> Tasks;
   DenseMap<Function *, Function *> Bodies;
+  std::map<std::pair<Function *, std::vector<unsigned>>, Function *> Variants;
   bool Changed = false;
 };
 
@@ -622,6 +685,81 @@ Function *Fuser::bodyOf(TaskFunction &T) {
       T.NoBody = "its body does not separate from its suspend points";
   }
   return It->second;
+}
+
+Function *Fuser::bodyVariant(TaskFunction &T, ArrayRef<unsigned> LocalArgs) {
+  Function *Base = Bodies.lookup(T.F);
+  if (LocalArgs.empty() || !Base)
+    return Base;
+  std::vector<unsigned> Key(LocalArgs.begin(), LocalArgs.end());
+  auto [It, New] = Variants.try_emplace({T.F, Key}, nullptr);
+  if (!New)
+    return It->second;
+  for (unsigned A : LocalArgs)
+    if (!isLocalizable(Base->getArg(A)))
+      return nullptr;
+  ValueToValueMapTy VMap;
+  Function *V = CloneFunction(Base, VMap);
+  V->setName(Base->getName() + ".local");
+  for (unsigned A : LocalArgs)
+    localizeToken(V->getArg(A), V->getArg(A));
+  It->second = V;
+  return V;
+}
+
+SmallVector<unsigned, 4>
+Fuser::localArgs(ArrayRef<Launch> Chain, size_t I,
+                 ArrayRef<SmallVector<unsigned, 2>> Local) {
+  SmallVector<unsigned, 4> Args;
+  const Launch &L = Chain[I];
+  if (I > 0)
+    for (unsigned J = 0; J < L.Call->arg_size(); ++J)
+      if (auto R = resultIndex(L.Call->getArgOperand(J), Chain[I - 1].Call);
+          R && is_contained(Local[I - 1], *R))
+        Args.push_back(J);
+  if (I < Local.size())
+    for (unsigned K : Local[I])
+      Args.push_back(L.Task->F->arg_size() + K);
+  return Args;
+}
+
+SmallVector<SmallVector<unsigned, 2>, 8>
+Fuser::planLocalTokens(ArrayRef<Launch> Chain, bool FusedHead) {
+  SmallVector<SmallVector<unsigned, 2>, 8> Local(Chain.size() - 1);
+  for (size_t I = 0; I + 1 < Chain.size(); ++I) {
+    const TaskFunction &T = *Chain[I].Task;
+    for (auto [K, R] : enumerate(T.Results)) {
+      if (!isRuntimeCall(*R, "mlirAsyncRuntimeCreateToken"))
+        continue;
+      bool Producer =
+          I == 0 && FusedHead
+              ? isLocalizable(R,
+                              [](User *U) {
+                                return isa<ReturnInst>(U) ||
+                                       isa<InsertValueInst>(U);
+                              })
+              : isLocalizable(Bodies.lookup(T.F)->getArg(T.F->arg_size() + K));
+      bool Consumer = true;
+      const Launch &Next = Chain[I + 1];
+      for (unsigned J = 0; J < Next.Call->arg_size(); ++J)
+        if (resultIndex(Next.Call->getArgOperand(J), Chain[I].Call) == K)
+          Consumer &= isLocalizable(Bodies.lookup(Next.Task->F)->getArg(J));
+      if (Producer && Consumer)
+        Local[I].push_back(K);
+    }
+  }
+  // Drop what a variant cannot be built for.
+  for (size_t I = 0; I < Chain.size(); ++I) {
+    if (I == 0 && FusedHead)
+      continue;
+    if (!bodyVariant(*Chain[I].Task, localArgs(Chain, I, Local))) {
+      if (I > 0)
+        Local[I - 1].clear();
+      if (I < Local.size())
+        Local[I].clear();
+    }
+  }
+  return Local;
 }
 
 SmallVector<Value *, 2> Fuser::createResults(IRBuilder<> &B,
@@ -649,14 +787,28 @@ Value *Fuser::packResults(IRBuilder<> &B, const TaskFunction &T,
 void Fuser::emitBodies(IRBuilder<> &B, ArrayRef<Launch> Chain, size_t From,
                        SmallVector<Value *, 2> PrevObjs,
                        ArrayRef<Value *> LastObjs,
+                       ArrayRef<SmallVector<unsigned, 2>> Local,
+                       function_ref<Value *()> NewFlag,
                        function_ref<Value *(size_t, unsigned)> Arg) {
   for (size_t I = From; I < Chain.size(); ++I) {
     const Launch &L = Chain[I];
     SmallVector<Value *, 2> Objs;
-    if (I + 1 == Chain.size())
+    if (I + 1 == Chain.size()) {
       Objs.assign(LastObjs.begin(), LastObjs.end());
-    else
-      Objs = createResults(B, *L.Task);
+    } else {
+      // Local tokens are flags, cleared here (this may run in a loop).
+      for (auto [K, R] : enumerate(L.Task->Results)) {
+        if (!is_contained(Local[I], K)) {
+          SmallVector<Value *, 1> Args(R->args());
+          Objs.push_back(
+              B.CreateCall(R->getFunctionType(), R->getCalledOperand(), Args));
+          continue;
+        }
+        Value *Flag = NewFlag();
+        B.CreateStore(B.getInt8(0), Flag);
+        Objs.push_back(Flag);
+      }
+    }
     SmallVector<Value *, 8> Args;
     for (unsigned J = 0; J < L.Call->arg_size(); ++J) {
       std::optional<unsigned> R;
@@ -665,7 +817,7 @@ void Fuser::emitBodies(IRBuilder<> &B, ArrayRef<Launch> Chain, size_t From,
       Args.push_back(R ? PrevObjs[*R] : Arg(I, J));
     }
     Args.append(Objs.begin(), Objs.end());
-    B.CreateCall(Bodies.lookup(L.Task->F), Args);
+    B.CreateCall(bodyVariant(*L.Task, localArgs(Chain, I, Local)), Args);
     PrevObjs = std::move(Objs);
   }
 }
@@ -687,9 +839,15 @@ void Fuser::inlineChain(ArrayRef<Launch> Chain) {
   CallInst *Last = Chain.back().Call;
   IRBuilder<> B(Last);
   SmallVector<Value *, 2> LastObjs = createResults(B, *Chain.back().Task);
-  emitBodies(B, Chain, 0, {}, LastObjs, [&](size_t I, unsigned J) {
-    return Chain[I].Call->getArgOperand(J);
-  });
+  auto Local = planLocalTokens(Chain, /*FusedHead=*/false);
+  BasicBlock &Entry = Last->getFunction()->getEntryBlock();
+  auto NewFlag = [&]() -> Value * {
+    IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    return EB.CreateAlloca(EB.getInt8Ty(), nullptr, "accel.token.flag");
+  };
+  emitBodies(
+      B, Chain, 0, {}, LastObjs, Local, NewFlag,
+      [&](size_t I, unsigned J) { return Chain[I].Call->getArgOperand(J); });
   Last->replaceAllUsesWith(packResults(B, *Chain.back().Task, LastObjs));
   eraseChain(Chain);
 }
@@ -750,7 +908,9 @@ void Fuser::fuseChain(ArrayRef<Launch> Chain) {
     B.SetInsertPoint(RI);
     Value *V = packResults(B, Tail, LastObjs);
     ReturnInst::Create(Ctx, V, RI->getIterator());
+    Value *Old = RI->getReturnValue();
     RI->eraseFromParent();
+    RecursivelyDeleteTriviallyDeadInstructions(Old);
   }
   // Where the head's body ends (every edge into the cleanup block that is
   // not a suspend's destroy edge), the other bodies run in turn.
@@ -763,13 +923,31 @@ void Fuser::fuseChain(ArrayRef<Launch> Chain) {
   for (BasicBlock *P : Preds)
     if (!SuspendSwitches.count(P->getTerminator()))
       P->getTerminator()->replaceSuccessorWith(Cleanup, ChainBB);
-  B.SetInsertPoint(ChainBB);
+  auto Local = planLocalTokens(Chain, /*FusedHead=*/true);
+  auto NewFlag = [&]() -> Value * {
+    IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+    return EB.CreateAlloca(EB.getInt8Ty(), nullptr, "accel.token.flag");
+  };
   SmallVector<Value *, 2> HeadObjs;
-  for (CallInst *R : Head.Results)
-    HeadObjs.push_back(VMap[R]);
-  emitBodies(B, Chain, 1, HeadObjs, LastObjs, [&](size_t I, unsigned J) {
-    return Fused->getArg(ArgParam.lookup({I, J}));
-  });
+  for (auto [K, R] : enumerate(Head.Results)) {
+    auto *Obj = cast<Instruction>(VMap[R]);
+    if (!is_contained(Local.front(), K)) {
+      HeadObjs.push_back(Obj);
+      continue;
+    }
+    // The head's own token becomes a flag, cleared before the frame exists.
+    Value *Flag = NewFlag();
+    IRBuilder<> OB(Obj);
+    OB.CreateStore(OB.getInt8(0), Flag);
+    localizeToken(Obj, Flag);
+    Obj->eraseFromParent();
+    HeadObjs.push_back(Flag);
+  }
+  B.SetInsertPoint(ChainBB);
+  emitBodies(B, Chain, 1, HeadObjs, LastObjs, Local, NewFlag,
+             [&](size_t I, unsigned J) {
+               return Fused->getArg(ArgParam.lookup({I, J}));
+             });
   B.CreateBr(Cleanup);
   // The caller launches the fused task where it launched the last one.
   CallInst *Last = Chain.back().Call;
@@ -924,6 +1102,9 @@ bool Fuser::run() {
       processBlock(BB, ORE);
   }
   // Body functions and task functions nobody calls any more.
+  for (auto &[Key, V] : Variants)
+    if (V && V->use_empty())
+      V->eraseFromParent();
   for (auto &[F, B] : Bodies)
     if (B && B->use_empty())
       B->eraseFromParent();

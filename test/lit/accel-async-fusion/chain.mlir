@@ -1,9 +1,10 @@
 // A chain of three tasks, each waiting only for its predecessor, whose
 // tokens nobody else awaits. With min-cost=0 nothing runs inline: the chain
-// becomes one task (a copy of the first task's coroutine that creates the
-// last task's token up front, returns it, and runs the other two bodies
-// where the first body ends). By default the bodies are cheap and the whole
-// chain runs inline in the caller.
+// becomes one task with one token (a copy of the first task's coroutine that
+// creates the last task's token up front, returns it, and runs the other two
+// bodies where the first body ends; the intermediate tokens become private
+// error flags). By default the bodies are cheap and the whole chain runs
+// inline in the caller.
 
 // REQUIRES: mlir-tools
 // RUN: %mlir-opt %mlir-async-lower %s | %mlir-translate --mlir-to-llvmir -o %t.ll
@@ -26,37 +27,47 @@
 // FUSE-NOT: call ptr @async_execute_fn
 // FUSE: ret ptr [[T]]
 
-// The body of the middle task: its await is gone, its error check stays.
-// FUSE-LABEL: define internal void @async_execute_fn_0.accel.body(ptr %0,
-// FUSE-NOT: coro
-// FUSE-NOT: AndExecute
-// FUSE: call i1 @mlirAsyncRuntimeIsTokenError(ptr %0)
-// FUSE-NEXT: call void @mlirAsyncRuntimeDropRef(ptr %0, i64 1)
-// FUSE: call void @mlirAsyncRuntimeEmplaceToken(ptr [[OWN:%[0-9]+]])
-// FUSE: call void @mlirAsyncRuntimeSetTokenError(ptr [[OWN]])
-// FUSE: ret void
-
+// The fused task: one token (the last task's, returned), the other two are
+// flags; the later bodies run where the first body ends.
 // FUSE-LABEL: define internal ptr @async_execute_fn.accel.chain(
-// FUSE-NEXT: [[LAST:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
-// FUSE: [[FIRST:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
+// FUSE-DAG: [[F1:%.*]] = alloca i8
+// FUSE-DAG: [[F0:%.*]] = alloca i8
+// FUSE: [[LAST:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
+// FUSE-NOT: @mlirAsyncRuntimeCreateToken
+// FUSE: store i8 0, ptr [[F0]]
 // FUSE: call void @mlirAsyncRuntimeExecute(
 // FUSE-NOT: @mlirAsyncRuntimeExecute
-// FUSE: call void @mlirAsyncRuntimeEmplaceToken(ptr [[FIRST]])
-// FUSE-NEXT: br label %accel.chain
+// FUSE: br label %accel.chain
 // FUSE: accel.chain:
-// FUSE-NEXT: [[MID:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
-// FUSE-NEXT: call void @async_execute_fn_0.accel.body(ptr [[FIRST]], {{.*}}, ptr [[MID]])
-// FUSE-NEXT: call void @async_execute_fn_1.accel.body(ptr [[MID]], {{.*}}, ptr [[LAST]])
+// FUSE-NEXT: store i8 0, ptr [[F1]]
+// FUSE-NEXT: call void @async_execute_fn_0.accel.body.local(ptr [[F0]], {{.*}}, ptr [[F1]])
+// FUSE-NEXT: call void @async_execute_fn_1.accel.body.local(ptr [[F1]], {{.*}}, ptr [[LAST]])
 // FUSE: ret ptr [[LAST]]
 
+// The body of the middle task: its await is gone, its error check stays,
+// on a private flag (the token of a task only its successor sees needs no
+// runtime object).
+// FUSE-LABEL: define internal void @async_execute_fn_0.accel.body.local(ptr %0,
+// FUSE-NOT: coro
+// FUSE-NOT: AndExecute
+// FUSE-NOT: mlirAsyncRuntime
+// FUSE: [[E:%.*]] = load i8, ptr %0
+// FUSE-NEXT: icmp ne i8 [[E]], 0
+// FUSE-NOT: mlirAsyncRuntime
+// FUSE: store i8 1, ptr %7
+// FUSE-NOT: mlirAsyncRuntime
+// FUSE: ret void
+
 // INLINE-LABEL: define ptr @chain3(
+// INLINE-DAG: [[F1:%.*]] = alloca i8
+// INLINE-DAG: [[F0:%.*]] = alloca i8
 // INLINE-NOT: call ptr @async_execute_fn
 // INLINE: [[LAST:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
-// INLINE-NEXT: [[FIRST:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
-// INLINE-NEXT: call void @async_execute_fn.accel.body({{.*}}, ptr [[FIRST]])
-// INLINE-NEXT: [[MID:%.*]] = call ptr @mlirAsyncRuntimeCreateToken()
-// INLINE-NEXT: call void @async_execute_fn_0.accel.body(ptr [[FIRST]], {{.*}}, ptr [[MID]])
-// INLINE-NEXT: call void @async_execute_fn_1.accel.body(ptr [[MID]], {{.*}}, ptr [[LAST]])
+// INLINE-NEXT: store i8 0, ptr [[F0]]
+// INLINE-NEXT: call void @async_execute_fn.accel.body.local({{.*}}, ptr [[F0]])
+// INLINE-NEXT: store i8 0, ptr [[F1]]
+// INLINE-NEXT: call void @async_execute_fn_0.accel.body.local(ptr [[F0]], {{.*}}, ptr [[F1]])
+// INLINE-NEXT: call void @async_execute_fn_1.accel.body.local(ptr [[F1]], {{.*}}, ptr [[LAST]])
 // INLINE-NEXT: ret ptr [[LAST]]
 
 func.func @chain3(%m: memref<16xi32>, %fail: i32) -> !async.token {
