@@ -574,6 +574,8 @@ std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
       return "the caller awaits it";
     if (U && isRuntimeCall(*U, "mlirAsyncRuntimeAddTokenToGroup"))
       return "it joins a group";
+    if (U && isAwaitAndExecute(*U))
+      return "the task that launched it awaits it";
   }
   if (Consumers.empty())
     return "its results are not used";
