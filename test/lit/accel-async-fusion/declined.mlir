@@ -9,6 +9,8 @@
 // RUN:   -pass-remarks-missed=accel-async-fusion 2>&1 | FileCheck %s
 // RUN: opt %loadaccel -passes='accel-async-fusion<no-chains;no-inline-small>' -disable-output %t.ll \
 // RUN:   -pass-remarks-missed=accel-async-fusion 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: opt %loadaccel -passes='accel-async-fusion<no-inline-small>' -disable-output %t.ll \
+// RUN:   -pass-remarks-missed=accel-async-fusion 2>&1 | FileCheck %s --check-prefix=NOINLINE
 // RUN: opt %loadaccel -passes='accel-async-fusion<no-chains>' -S %t.ll \
 // RUN:   -pass-remarks-missed=accel-async-fusion 2>%t.nochains | FileCheck %s --check-prefix=NOCHAINS-IR
 // RUN: FileCheck %s --check-prefix=NOCHAINS --input-file=%t.nochains
@@ -24,6 +26,9 @@
 // await's error check splits the block).
 // CHECK: remark: <unknown>:0:0: task @async_execute_fn_4 stays asynchronous: not fused (its successor is launched in another block), not inline (its body calls @ext)
 // CHECK: remark: <unknown>:0:0: task @async_execute_fn_5 stays asynchronous: not fused (its results are returned to the caller's caller), not inline (it waits for 1 operand(s))
+
+// @between: the caller calls unknown code between the launches of t0 and t1.
+// NOINLINE: remark: <unknown>:0:0: task @async_execute_fn_6 stays asynchronous: not fused (the caller blocks or calls other code before launching its successor), not inline (inline-small is off)
 
 // OFF: remark: <unknown>:0:0: task @async_execute_fn stays asynchronous: not fused (chains is off), not inline (inline-small is off)
 // NOCHAINS: remark: <unknown>:0:0: task @async_execute_fn_0 stays asynchronous: not fused (chains is off), not inline (it waits for 1 operand(s))
@@ -77,6 +82,18 @@ func.func @blocked(%m: memref<16xi32>, %other: !async.token) -> !async.token {
     async.yield
   }
   async.await %other : !async.token
+  %t1 = async.execute [%t0] { async.yield }
+  return %t1 : !async.token
+}
+
+func.func @between(%m: memref<16xi32>) -> !async.token {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %t0 = async.execute {
+    memref.store %one, %m[%c0] : memref<16xi32>
+    async.yield
+  }
+  func.call @ext() : () -> ()
   %t1 = async.execute [%t0] { async.yield }
   return %t1 : !async.token
 }
