@@ -13,6 +13,7 @@ Obj value(MEMREF, int32_t);
 Obj group(MEMREF, int32_t);
 Obj work(MEMREF, int32_t);
 Obj loop(MEMREF, int32_t);
+Obj fanchain(MEMREF, int32_t);
 
 void mlirAsyncRuntimeAwaitToken(Obj);
 int8_t mlirAsyncRuntimeIsTokenError(Obj);
@@ -45,16 +46,24 @@ int main(int argc, char **argv) {
   for (int R = 0; R < Rounds; ++R)
     for (int Fail = 0; Fail <= 3; ++Fail) {
       run("chain3", chain3, 0, Fail);
-      run("diamond", diamond, 0, Fail);
-      // Not Fail == 1: when the producer of an !async.value fails, MLIR's
-      // lowering of the consumer drops its own token twice (DropRef, then
-      // SetTokenError) while the caller still holds it: a use after free in
-      // the unfused program already.
+      // Not Fail == 1 for @diamond and @value: when the first of several
+      // operands a task awaits is an error (task 1 of the diamond; the token
+      // of the value's producer), MLIR's lowering of that task (after
+      // --async-runtime-ref-counting-opt) drops its own token twice (DropRef,
+      // then SetTokenError) while the caller still holds it: a use after
+      // free in the unfused program already (it hangs or crashes now and
+      // then), so no pass can be compared on it.
+      if (Fail != 1)
+        run("diamond", diamond, 0, Fail);
       if (Fail != 1)
         run("value", value, 0, Fail);
       run("group", group, 1, Fail);
       run("work", work, 0, Fail);
       run("loop", loop, 0, Fail);
+      // Not Fail == 1: @fanchain awaits task 1 itself (async.await of an
+      // error token aborts).
+      if (Fail != 1)
+        run("fanchain", fanchain, 0, Fail);
     }
   return 0;
 }

@@ -176,3 +176,45 @@ func.func @loop(%m: memref<16xi32>, %fail: i32) -> !async.token {
   %t = async.execute { async.yield }
   return %t : !async.token
 }
+
+// Fan-out into a chain whose head waits for a shared token: 0 -> {1, 2 -> 3}.
+// The chain 2 -> 3 keeps task 2's wait for task 0 inside the fused task.
+func.func @fanchain(%m: memref<16xi32>, %fail: i32) -> !async.token {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1 : i32
+  %two = arith.constant 2 : i32
+  %three = arith.constant 3 : i32
+  %five = arith.constant 5 : i32
+  %t0 = async.execute {
+    memref.store %five, %m[%c0] : memref<16xi32>
+    async.yield
+  }
+  %t1 = async.execute [%t0] {
+    %ok = arith.cmpi ne, %fail, %one : i32
+    cf.assert %ok, "task 1 failed"
+    %x = memref.load %m[%c0] : memref<16xi32>
+    memref.store %x, %m[%c1] : memref<16xi32>
+    async.yield
+  }
+  %t2 = async.execute [%t0] {
+    %ok = arith.cmpi ne, %fail, %two : i32
+    cf.assert %ok, "task 2 failed"
+    %x = memref.load %m[%c0] : memref<16xi32>
+    %y = arith.muli %x, %three : i32
+    memref.store %y, %m[%c2] : memref<16xi32>
+    async.yield
+  }
+  %t3 = async.execute [%t2] {
+    %ok = arith.cmpi ne, %fail, %three : i32
+    cf.assert %ok, "task 3 failed"
+    %x = memref.load %m[%c2] : memref<16xi32>
+    %y = arith.addi %x, %one : i32
+    memref.store %y, %m[%c3] : memref<16xi32>
+    async.yield
+  }
+  async.await %t1 : !async.token
+  return %t3 : !async.token
+}
