@@ -8,7 +8,9 @@
 /// accel-async-fusion works on LLVM IR from MLIR's async dialect, lowered by
 /// `--async-to-async-runtime --async-runtime-ref-counting(-opt)
 /// --convert-async-to-llvm` and translated to LLVM IR, before coroutine
-/// splitting.
+/// splitting. Task discovery, the cost model and the chain link rule live in
+/// AccelAsyncFusionAnalysis.cpp; body functions, private tokens and the
+/// rewriting here.
 ///
 /// Task discovery. Each `async.execute` is a presplit coroutine (a "task
 /// function") called once per task launch. Its entry block creates the task's
@@ -60,6 +62,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AccelAsyncFusion.h"
+#include "AccelAsyncFusionAnalysis.h"
 #include "Compat.h"
 #include "PassParams.h"
 
@@ -87,6 +90,7 @@
 #include <vector>
 
 using namespace llvm;
+using namespace llvm::asyncfusion;
 
 #define DEBUG_TYPE "accel-async-fusion"
 
@@ -120,232 +124,6 @@ void AccelAsyncFusionPass::printPipeline(
 }
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Task discovery
-//===----------------------------------------------------------------------===//
-
-/// Runtime entry points by role.
-bool isRuntimeCall(const CallBase &CB, StringRef Name) {
-  const Function *F = CB.getCalledFunction();
-  return F && F->getName() == Name;
-}
-
-bool isRuntimeFunction(const Function *F) {
-  return F && (F->getName().starts_with("mlirAsyncRuntime") ||
-               F->getName() == "mlirAsyncRuntimGetNumWorkerThreads");
-}
-
-/// Calls that block the calling thread until a task finishes.
-bool isBlockingRuntimeCall(const CallBase &CB) {
-  const Function *F = CB.getCalledFunction();
-  if (!F)
-    return false;
-  StringRef N = F->getName();
-  return N == "mlirAsyncRuntimeAwaitToken" ||
-         N == "mlirAsyncRuntimeAwaitValue" ||
-         N == "mlirAsyncRuntimeAwaitAllInGroup";
-}
-
-/// Hand-off calls that resume the coroutine later (on the pool, or when an
-/// operand becomes available).
-bool isAwaitAndExecute(const CallBase &CB) {
-  const Function *F = CB.getCalledFunction();
-  if (!F)
-    return false;
-  StringRef N = F->getName();
-  return N == "mlirAsyncRuntimeAwaitTokenAndExecute" ||
-         N == "mlirAsyncRuntimeAwaitValueAndExecute" ||
-         N == "mlirAsyncRuntimeAwaitAllInGroupAndExecute";
-}
-
-bool isCoroIntrinsic(const Instruction &I, Intrinsic::ID ID) {
-  auto *II = dyn_cast<IntrinsicInst>(&I);
-  return II && II->getIntrinsicID() == ID;
-}
-
-bool isAnyCoroIntrinsic(const Instruction &I) {
-  auto *CB = dyn_cast<CallBase>(&I);
-  const Function *F = CB ? CB->getCalledFunction() : nullptr;
-  return F && F->getName().starts_with("llvm.coro.");
-}
-
-/// One suspend point of a task function.
-struct SuspendPoint {
-  CallInst *Save = nullptr;
-  CallInst *Hop = nullptr; ///< Execute or Await*AndExecute.
-  CallInst *Suspend = nullptr;
-  Instruction *Ext = nullptr; ///< The sext of the suspend result, if any.
-  SwitchInst *Switch = nullptr;
-  BasicBlock *Resume = nullptr;
-  Value *Awaited = nullptr; ///< The awaited operand (null for Execute).
-};
-
-/// A recognized task function.
-struct TaskFunction {
-  Function *F = nullptr;
-  /// The result objects in the order the function returns them.
-  SmallVector<CallInst *, 2> Results;
-  SmallVector<SuspendPoint, 2> Suspends; ///< Suspends[0] is the Execute hop.
-  BasicBlock *Cleanup = nullptr;
-  CallInst *CoroBegin = nullptr;
-  /// Why the function is not a task we can transform ("" if it is).
-  std::string NotTask;
-  /// Why its body cannot run without its suspend points ("" if it can).
-  std::string NoBody;
-
-  /// The parameter indices the task awaits.
-  SmallVector<unsigned, 2> awaitedArgs() const {
-    SmallVector<unsigned, 2> Idx;
-    for (const SuspendPoint &S : drop_begin(Suspends))
-      if (auto *A = dyn_cast_or_null<Argument>(S.Awaited))
-        Idx.push_back(A->getArgNo());
-    return Idx;
-  }
-  unsigned numAwaits() const { return Suspends.size() - 1; }
-};
-
-/// Splits the returned value \p V into the created result objects.
-bool collectResults(Value *V, TaskFunction &T) {
-  if (auto *CI = dyn_cast<CallInst>(V)) {
-    if (!isRuntimeCall(*CI, "mlirAsyncRuntimeCreateToken"))
-      return false;
-    T.Results.push_back(CI);
-    return true;
-  }
-  auto *STy = dyn_cast<StructType>(V->getType());
-  if (!STy)
-    return false;
-  SmallVector<CallInst *, 2> Elts(STy->getNumElements(), nullptr);
-  while (auto *IV = dyn_cast<InsertValueInst>(V)) {
-    if (IV->getNumIndices() != 1)
-      return false;
-    unsigned Idx = IV->getIndices()[0];
-    auto *CI = dyn_cast<CallInst>(IV->getInsertedValueOperand());
-    if (!CI || Elts[Idx] ||
-        !(isRuntimeCall(*CI, "mlirAsyncRuntimeCreateToken") ||
-          isRuntimeCall(*CI, "mlirAsyncRuntimeCreateValue")))
-      return false;
-    Elts[Idx] = CI;
-    V = IV->getAggregateOperand();
-  }
-  if (!isa<PoisonValue>(V) && !isa<UndefValue>(V))
-    return false;
-  for (CallInst *CI : Elts) {
-    if (!CI)
-      return false;
-    T.Results.push_back(CI);
-  }
-  return true;
-}
-
-/// Reads the suspend point ending at \p Suspend.
-std::optional<SuspendPoint> readSuspend(CallInst *Suspend, CallInst *Begin) {
-  SuspendPoint S;
-  S.Suspend = Suspend;
-  S.Save = dyn_cast<CallInst>(Suspend->getArgOperand(0));
-  if (!S.Save || !isCoroIntrinsic(*S.Save, Intrinsic::coro_save))
-    return std::nullopt;
-  S.Hop = dyn_cast_or_null<CallInst>(Suspend->getPrevNode());
-  if (!S.Hop || S.Save->getNextNode() != S.Hop)
-    return std::nullopt;
-  bool IsExecute = isRuntimeCall(*S.Hop, "mlirAsyncRuntimeExecute");
-  if (!IsExecute && !isAwaitAndExecute(*S.Hop))
-    return std::nullopt;
-  unsigned HandleArg = IsExecute ? 0 : 1;
-  if (S.Hop->getArgOperand(HandleArg) != Begin)
-    return std::nullopt;
-  if (!IsExecute)
-    S.Awaited = S.Hop->getArgOperand(0);
-  if (!Suspend->hasOneUse())
-    return std::nullopt;
-  User *U = *Suspend->user_begin();
-  if (auto *Ext = dyn_cast<SExtInst>(U)) {
-    if (!Ext->hasOneUse())
-      return std::nullopt;
-    S.Ext = Ext;
-    U = *Ext->user_begin();
-  }
-  S.Switch = dyn_cast<SwitchInst>(U);
-  if (!S.Switch || S.Switch->getNumCases() != 2)
-    return std::nullopt;
-  for (auto Case : S.Switch->cases()) {
-    if (Case.getCaseValue()->isZero())
-      S.Resume = Case.getCaseSuccessor();
-  }
-  if (!S.Resume)
-    return std::nullopt;
-  return S;
-}
-
-/// Recognizes a task function, or says why \p F is not one.
-TaskFunction analyzeTaskFunction(Function &F) {
-  TaskFunction T;
-  T.F = &F;
-  auto Fail = [&](const Twine &Why) {
-    T.NotTask = Why.str();
-    return T;
-  };
-  if (F.isDeclaration() || !F.hasFnAttribute(Attribute::PresplitCoroutine))
-    return Fail("not a presplit coroutine");
-  BasicBlock &Entry = F.getEntryBlock();
-  SmallVector<CallInst *, 4> Suspends;
-  SmallVector<ReturnInst *, 1> Rets;
-  for (Instruction &I : instructions(F)) {
-    if (auto *RI = dyn_cast<ReturnInst>(&I))
-      Rets.push_back(RI);
-    if (isCoroIntrinsic(I, Intrinsic::coro_begin)) {
-      if (T.CoroBegin)
-        return Fail("more than one coroutine frame");
-      T.CoroBegin = cast<CallInst>(&I);
-    } else if (isCoroIntrinsic(I, Intrinsic::coro_suspend)) {
-      Suspends.push_back(cast<CallInst>(&I));
-    } else if (isCoroIntrinsic(I, Intrinsic::coro_free)) {
-      if (T.Cleanup)
-        return Fail("more than one frame release");
-      T.Cleanup = I.getParent();
-    } else if (isAnyCoroIntrinsic(I) &&
-               !isCoroIntrinsic(I, Intrinsic::coro_id) &&
-               !isCoroIntrinsic(I, Intrinsic::coro_size) &&
-               !isCoroIntrinsic(I, Intrinsic::coro_align) &&
-               !isCoroIntrinsic(I, Intrinsic::coro_save) &&
-               !isCoroIntrinsic(I, Intrinsic::coro_end)) {
-      return Fail("uses " + cast<CallBase>(I).getCalledFunction()->getName());
-    }
-  }
-  if (!T.CoroBegin || T.CoroBegin->getParent() != &Entry || !T.Cleanup ||
-      Suspends.empty() || Rets.size() != 1)
-    return Fail("not shaped like an MLIR async.execute coroutine");
-  if (!collectResults(Rets[0]->getReturnValue(), T))
-    return Fail("does not return the token and values it creates");
-  for (CallInst *R : T.Results)
-    if (R->getParent() != &Entry ||
-        !all_of(R->args(), [](const Use &U) { return isa<Constant>(U.get()); }))
-      return Fail("creates its results outside its entry block");
-  for (CallInst *S : Suspends) {
-    std::optional<SuspendPoint> SP = readSuspend(S, T.CoroBegin);
-    if (!SP)
-      return Fail("has a suspend point that is not a runtime hand-off");
-    // The Execute hop comes first, in the entry block.
-    bool IsExecute = !SP->Awaited;
-    if (IsExecute != (S->getParent() == &Entry))
-      return Fail("does not start with one hand-off to the thread pool");
-    if (IsExecute)
-      T.Suspends.insert(T.Suspends.begin(), *SP);
-    else
-      T.Suspends.push_back(*SP);
-  }
-  if (T.Suspends.front().Awaited)
-    return Fail("does not start with one hand-off to the thread pool");
-  // The frame memory must serve the frame only.
-  auto *Mem = dyn_cast<CallInst>(T.CoroBegin->getArgOperand(1));
-  if (!Mem || !Mem->hasOneUse())
-    T.NoBody = "its coroutine frame memory is used elsewhere";
-  for (const SuspendPoint &S : drop_begin(T.Suspends))
-    if (!isa<Argument>(S.Awaited))
-      T.NoBody = "it awaits a token created in its own body";
-  return T;
-}
 
 //===----------------------------------------------------------------------===//
 // Body functions (task functions without suspend points)
@@ -435,43 +213,6 @@ Function *buildBodyFunction(const TaskFunction &T) {
 }
 
 //===----------------------------------------------------------------------===//
-// Cost model
-//===----------------------------------------------------------------------===//
-
-/// The cost of running a body function once, or none if unknown (a loop, a
-/// call to code whose cost we cannot see).
-std::optional<uint64_t> bodyCost(Function &B, TargetTransformInfo &TTI,
-                                 std::string &Why) {
-  SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> Back;
-  FindFunctionBackedges(B, Back);
-  if (!Back.empty()) {
-    Why = "its body has a loop";
-    return std::nullopt;
-  }
-  uint64_t Cost = 0;
-  for (Instruction &I : instructions(B)) {
-    if (auto *CB = dyn_cast<CallBase>(&I)) {
-      const Function *Callee = CB->getCalledFunction();
-      if (isRuntimeFunction(Callee))
-        continue;
-      if (!Callee || !Callee->isIntrinsic()) {
-        Why = "its body calls " +
-              (Callee ? "@" + Callee->getName().str() : "through a pointer");
-        return std::nullopt;
-      }
-    }
-    InstructionCost C =
-        TTI.getInstructionCost(&I, TargetTransformInfo::TCK_SizeAndLatency);
-    if (!C.isValid()) {
-      Why = "its body has an instruction of unknown cost";
-      return std::nullopt;
-    }
-    Cost += accel::costValue(C);
-  }
-  return Cost;
-}
-
-//===----------------------------------------------------------------------===//
 // Local tokens
 //===----------------------------------------------------------------------===//
 
@@ -515,109 +256,6 @@ void localizeToken(Value *Tok, Value *Flag) {
     }
     C->eraseFromParent();
   }
-}
-
-//===----------------------------------------------------------------------===//
-// Chains
-//===----------------------------------------------------------------------===//
-
-/// A launch of a task: the call of a task function.
-struct Launch {
-  CallInst *Call;
-  TaskFunction *Task;
-};
-
-/// Which result of \p Pred the value \p V is, if it is one.
-std::optional<unsigned> resultIndex(Value *V, CallInst *Pred) {
-  if (V == Pred)
-    return 0;
-  auto *EV = dyn_cast<ExtractValueInst>(V);
-  if (EV && EV->getAggregateOperand() == Pred && EV->getNumIndices() == 1)
-    return EV->getIndices()[0];
-  return std::nullopt;
-}
-
-/// Whether \p I may block or otherwise do work the fused schedule must not
-/// move a task launch across.
-bool blocksOrWorks(const Instruction &I,
-                   const DenseMap<Function *, TaskFunction *> &Tasks) {
-  auto *CB = dyn_cast<CallBase>(&I);
-  if (!CB)
-    return false; // Stores and loads of the caller do not wait for tasks.
-  Function *Callee = CB->getCalledFunction();
-  if (Callee && Tasks.count(Callee))
-    return false;
-  if (isBlockingRuntimeCall(*CB))
-    return true;
-  if (isRuntimeFunction(Callee) || (Callee && Callee->isIntrinsic()))
-    return false;
-  return true;
-}
-
-/// Why \p Pred cannot be fused with a successor in its block; fills \p Next
-/// when it can.
-std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
-                            const DenseMap<Function *, TaskFunction *> &Tasks) {
-  CallInst *C = Pred.Call;
-  SmallPtrSet<CallInst *, 2> Consumers;
-  for (User *U : C->users()) {
-    Instruction *UI = cast<Instruction>(U);
-    if (auto *EV = dyn_cast<ExtractValueInst>(UI); EV && resultIndex(EV, C)) {
-      for (User *EU : EV->users())
-        Consumers.insert(dyn_cast<CallInst>(EU));
-      continue;
-    }
-    Consumers.insert(dyn_cast<CallInst>(UI));
-  }
-  for (CallInst *U : Consumers) {
-    if (U && isBlockingRuntimeCall(*U))
-      return "the caller awaits it";
-    if (U && isRuntimeCall(*U, "mlirAsyncRuntimeAddTokenToGroup"))
-      return "it joins a group";
-    if (U && isAwaitAndExecute(*U))
-      return "the task that launched it awaits it";
-  }
-  if (Consumers.empty())
-    return "its results are not used";
-  if (Consumers.size() > 1)
-    return "its results have " + std::to_string(Consumers.size()) +
-           " users (fan-out)";
-  CallInst *Succ = *Consumers.begin();
-  if (!Succ) {
-    for (User *U : C->users())
-      if (isa<ReturnInst>(U))
-        return "its results are returned to the caller's caller";
-    return "its results are used by an instruction that is not a call";
-  }
-  Function *Callee = Succ->getCalledFunction();
-  auto It = Callee ? Tasks.find(Callee) : Tasks.end();
-  if (It == Tasks.end())
-    return "its results are used by " +
-           (Callee ? "@" + Callee->getName().str() : std::string("a call")) +
-           ", not by a task launch";
-  TaskFunction *ST = It->second;
-  if (!ST->NotTask.empty() || !ST->NoBody.empty())
-    return "its successor @" + Callee->getName().str() + " cannot be fused: " +
-           (ST->NotTask.empty() ? ST->NoBody : ST->NotTask);
-  if (Succ->getParent() != C->getParent())
-    return "its successor is launched in another block";
-  if (!C->comesBefore(Succ))
-    return "its successor is launched before it";
-  // Every operand the successor awaits is a result of this task.
-  SmallVector<unsigned, 2> Awaited = ST->awaitedArgs();
-  for (unsigned A : Awaited)
-    if (!resultIndex(Succ->getArgOperand(A), C))
-      return "its successor @" + Callee->getName().str() + " waits for " +
-             std::to_string(Awaited.size()) +
-             " operands, not all from this task (fan-in)";
-  if (Awaited.empty())
-    return "its successor does not wait for it";
-  for (Instruction *I = C->getNextNode(); I != Succ; I = I->getNextNode())
-    if (blocksOrWorks(*I, Tasks))
-      return "the caller blocks or calls other code before launching its "
-             "successor";
-  Next = Launch{Succ, ST};
-  return "";
 }
 
 //===----------------------------------------------------------------------===//
