@@ -71,6 +71,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/CFG.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/IR/IRBuilder.h"
@@ -111,6 +112,7 @@ llvm::parseAccelAsyncFusionOptions(StringRef Params) {
   P.integer("min-cost", Opts.MinCost, 0, 1000000);
   P.flag("chains", Opts.Chains);
   P.flag("inline-small", Opts.InlineSmall);
+  P.flag("gpu-graphs", Opts.GPUGraphs);
   if (Error E = P.parse(Params))
     return std::move(E);
   return Opts;
@@ -120,7 +122,8 @@ void AccelAsyncFusionPass::printPipeline(
     raw_ostream &OS, function_ref<StringRef(StringRef)> MapClassName2PassName) {
   OS << "accel-async-fusion<min-cost=" << Opts.MinCost << ';'
      << (Opts.Chains ? "" : "no-") << "chains;"
-     << (Opts.InlineSmall ? "" : "no-") << "inline-small>";
+     << (Opts.InlineSmall ? "" : "no-") << "inline-small;"
+     << (Opts.GPUGraphs ? "" : "no-") << "gpu-graphs>";
 }
 
 namespace {
@@ -759,5 +762,19 @@ bool Fuser::run() {
 PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
                                             ModuleAnalysisManager &MAM) {
   Fuser Fu(M, MAM, Opts);
-  return Fu.run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  bool Changed = Fu.run();
+  if (Opts.GPUGraphs && M.getFunction("cudaLaunchKernel")) {
+    auto &FAM =
+        MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+    for (Function &F : M) {
+      if (F.isDeclaration())
+        continue;
+      OptimizationRemarkEmitter ORE(&F);
+      if (captureLaunchLoops(F, FAM.getResult<LoopAnalysis>(F), ORE)) {
+        FAM.invalidate(F, PreservedAnalyses::none());
+        Changed = true;
+      }
+    }
+  }
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }

@@ -33,6 +33,8 @@ struct AccelAsyncFusionOptions {
   bool Chains = true;
   /// Run cheap independent tasks (and cheap chains) inline in the caller.
   bool InlineSmall = true;
+  /// Replay loops of CUDA kernel launches from a captured graph.
+  bool GPUGraphs = true;
 };
 
 class AccelAsyncFusionPass : public PassInfoMixin<AccelAsyncFusionPass> {

@@ -28,6 +28,8 @@
 #include <string>
 
 namespace llvm {
+class LoopInfo;
+class OptimizationRemarkEmitter;
 class TargetTransformInfo;
 
 namespace asyncfusion {
@@ -100,6 +102,12 @@ std::optional<unsigned> resultIndex(Value *V, CallInst *Pred);
 /// remark's reason); fills \p Next and returns "" when it can.
 std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
                             const DenseMap<Function *, TaskFunction *> &Tasks);
+
+/// Part 2 (AccelAsyncFusionGPU.cpp): replays the CUDA kernel launches of
+/// each capturable innermost loop of \p F from a graph captured in its first
+/// iteration. Returns whether \p F changed.
+bool captureLaunchLoops(Function &F, LoopInfo &LI,
+                        OptimizationRemarkEmitter &ORE);
 
 } // namespace asyncfusion
 } // namespace llvm

@@ -87,6 +87,15 @@ inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
 #endif
 }
 
+/// Moves \p I right before \p Pos (an iterator position since LLVM 20).
+inline void moveBefore(Instruction *I, Instruction *Pos) {
+#if LLVM_VERSION_MAJOR >= 20
+  I->moveBefore(Pos->getIterator());
+#else
+  I->moveBefore(Pos);
+#endif
+}
+
 /// The module's target triple as text (a Triple object since LLVM 21).
 inline std::string tripleString(const Module &M) {
 #if LLVM_VERSION_MAJOR >= 21

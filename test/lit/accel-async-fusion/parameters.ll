@@ -3,16 +3,16 @@
 
 ; RUN: opt %loadaccel -passes='accel-async-fusion' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small>
+; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small;gpu-graphs>
 
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small>
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small>' \
+; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=MAX
-; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small>
+; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs>
 
 ; RUN: not opt %loadaccel -passes='accel-async-fusion<foo>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=UNKNOWN
@@ -55,3 +55,7 @@
 define void @f() {
   ret void
 }
+
+; RUN: not opt %loadaccel -passes='accel-async-fusion<gpu-graphs=0>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=GPUVALUE
+; GPUVALUE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'gpu-graphs=0': gpu-graphs takes no value

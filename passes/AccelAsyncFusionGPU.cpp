@@ -1,0 +1,313 @@
+//===- AccelAsyncFusionGPU.cpp - Launch loops into CUDA graphs ------------===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Part 2 of accel-async-fusion, CUDA runtime API host code (as clang emits
+/// it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device stubs
+/// are inlined: `__cudaPushCallConfiguration`, argument slots on the stack,
+/// `__cudaPopCallConfiguration`, `cudaLaunchKernel`).
+///
+/// A loop whose only effects are kernel launches on one stream, with
+/// loop-invariant configurations and arguments, launches the same sequence of
+/// kernels every iteration. The pass captures the first iteration's launches
+/// into a CUDA graph and replays it once per iteration:
+///
+///   preheader: state = 0 (fresh); exec = null
+///   header:    if (state == 0 && cudaStreamBeginCapture(s, relaxed) != 0)
+///                state = 2 (capture refused: launch directly)
+///   launches:  each runs only while state != 1 (graph ready)
+///   latch:     if (state == 0) { cudaStreamEndCapture(s, &g);
+///                                cudaGraphInstantiate(&exec, g, 0);
+///                                cudaGraphDestroy(g); state = 1 }
+///              if (state == 1) cudaGraphLaunch(exec, s)
+///   exits:     if (state == 1) cudaGraphExecDestroy(exec)
+///
+/// The graph is built once per execution of the loop (the arguments are
+/// invariant within one execution, not across calls of the function).
+/// Legality: nothing else in the loop may have an effect (a host
+/// synchronization, a memory copy, any other call, a store outside the
+/// launches' argument slots), every launch uses the same stream, which is not
+/// the legacy default stream (null), and every value the launches read is
+/// loop-invariant. Otherwise the loop is left alone with a missed remark.
+///
+//===----------------------------------------------------------------------===//
+
+#include "AccelAsyncFusionAnalysis.h"
+#include "Compat.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+#include <string>
+
+using namespace llvm;
+
+#define DEBUG_TYPE "accel-async-fusion"
+
+STATISTIC(NumGraphLoops, "Launch loops replayed from a CUDA graph");
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Launch discovery
+//===----------------------------------------------------------------------===//
+
+enum class LaunchCall { None, Push, Pop, Launch };
+
+LaunchCall classify(const CallBase &CB) {
+  const Function *F = CB.getCalledFunction();
+  if (!F)
+    return LaunchCall::None;
+  StringRef N = F->getName();
+  if (N == "__cudaPushCallConfiguration")
+    return LaunchCall::Push;
+  if (N == "__cudaPopCallConfiguration")
+    return LaunchCall::Pop;
+  if (N == "cudaLaunchKernel")
+    return LaunchCall::Launch;
+  return LaunchCall::None;
+}
+
+/// The launches of a loop and the one stream they use.
+struct LaunchLoop {
+  SmallVector<CallInst *, 8> Calls; ///< Push, Pop and Launch calls.
+  unsigned NumLaunches = 0;
+  Value *Stream = nullptr;
+};
+
+/// What a host call in a launch loop means for capture.
+std::string describeCall(const CallBase &CB) {
+  const Function *F = CB.getCalledFunction();
+  if (!F)
+    return "an indirect call";
+  StringRef N = F->getName();
+  if (N.contains("Synchronize") || N.contains("Query"))
+    return "host synchronization (@" + N.str() + ")";
+  if (N.contains("Memcpy") || N.contains("Memset"))
+    return "a memory operation (@" + N.str() + ")";
+  return "a call to @" + N.str();
+}
+
+/// Collects the launches of \p L, or says why the loop cannot be captured.
+std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB) {
+      if (auto *CB = dyn_cast<CallInst>(&I)) {
+        LaunchCall K = classify(*CB);
+        if (K != LaunchCall::None) {
+          LL.Calls.push_back(CB);
+          LL.NumLaunches += K == LaunchCall::Launch;
+          continue;
+        }
+        if (isa<DbgInfoIntrinsic>(CB) || CB->isLifetimeStartOrEnd())
+          continue;
+        if (!CB->mayHaveSideEffects())
+          continue;
+        return "the loop makes " + describeCall(*CB);
+      }
+      if (isa<InvokeInst>(&I))
+        return "the loop has an invoke";
+      if (auto *SI = dyn_cast<StoreInst>(&I)) {
+        // Argument slots: stack objects of this function.
+        if (!isa<AllocaInst>(getUnderlyingObject(SI->getPointerOperand())))
+          return "the loop stores to memory other than launch arguments";
+        if (SI->isVolatile())
+          return "the loop has a volatile store";
+        if (!L.isLoopInvariant(SI->getValueOperand()))
+          return "a launch argument changes from iteration to iteration";
+        continue;
+      }
+      if (I.mayWriteToMemory() || I.isAtomic())
+        return "the loop writes memory";
+      if (auto *LI = dyn_cast<LoadInst>(&I)) {
+        // Launch configuration read back from its slots is fine; other
+        // memory may change under the loop.
+        if (!isa<AllocaInst>(getUnderlyingObject(LI->getPointerOperand())))
+          return "the loop reads memory (a launch argument may change)";
+      }
+    }
+  if (!LL.NumLaunches)
+    return "";
+  // One stream, loop-invariant configurations.
+  for (CallInst *C : LL.Calls) {
+    LaunchCall K = classify(*C);
+    if (K == LaunchCall::Pop)
+      continue;
+    bool HasPush = any_of(
+        LL.Calls, [](CallInst *X) { return classify(*X) == LaunchCall::Push; });
+    if (K == LaunchCall::Launch && HasPush)
+      continue; // Its configuration comes from the pushed one.
+    Value *S = C->getArgOperand(C->arg_size() - 1);
+    for (Value *Op : C->args())
+      if (!L.isLoopInvariant(Op) && !isa<AllocaInst>(getUnderlyingObject(Op)))
+        return "a launch configuration changes from iteration to iteration";
+    if (LL.Stream && LL.Stream != S)
+      return "the launches use more than one stream";
+    LL.Stream = S;
+  }
+  if (!LL.Stream || isa<ConstantPointerNull>(LL.Stream))
+    return "the launches use the legacy default stream, which cannot be "
+           "captured";
+  if (!L.getLoopPreheader() || !L.getLoopLatch())
+    return "the loop has no preheader or no single latch";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Expansion
+//===----------------------------------------------------------------------===//
+
+FunctionCallee runtimeFn(Module &M, StringRef Name, Type *Ret,
+                         ArrayRef<Type *> Params) {
+  return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false));
+}
+
+/// Runs \p C only when \p Cond holds; its uses see 0 otherwise.
+void guardCall(CallInst *C, Value *Cond) {
+  Instruction *Then = SplitBlockAndInsertIfThen(Cond, C, false);
+  BasicBlock *Before = Then->getParent()->getSinglePredecessor();
+  accel::moveBefore(C, Then);
+  if (C->getType()->isVoidTy() || C->use_empty())
+    return;
+  BasicBlock *Join = Then->getParent()->getSingleSuccessor();
+  PHINode *P =
+      PHINode::Create(C->getType(), 2, "", accel::firstNonPHIIt(*Join));
+  C->replaceAllUsesWith(P);
+  P->addIncoming(C, Then->getParent());
+  P->addIncoming(Constant::getNullValue(C->getType()), Before);
+}
+
+void captureLoop(Loop &L, LaunchLoop &LL) {
+  Function &F = *L.getHeader()->getParent();
+  Module &M = *F.getParent();
+  LLVMContext &Ctx = M.getContext();
+  Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
+  Type *Ptr = PointerType::get(Ctx, 0);
+  FunctionCallee Begin =
+      runtimeFn(M, "cudaStreamBeginCapture", I32, {Ptr, I32});
+  FunctionCallee End = runtimeFn(M, "cudaStreamEndCapture", I32, {Ptr, Ptr});
+  FunctionCallee Inst =
+      runtimeFn(M, "cudaGraphInstantiate", I32, {Ptr, Ptr, I64});
+  FunctionCallee Destroy = runtimeFn(M, "cudaGraphDestroy", I32, {Ptr});
+  FunctionCallee Launch = runtimeFn(M, "cudaGraphLaunch", I32, {Ptr, Ptr});
+  FunctionCallee ExecDestroy = runtimeFn(M, "cudaGraphExecDestroy", I32, {Ptr});
+
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+  AllocaInst *State = EB.CreateAlloca(I32, nullptr, "accel.graph.state");
+  AllocaInst *Exec = EB.CreateAlloca(Ptr, nullptr, "accel.graph.exec");
+  AllocaInst *Graph = EB.CreateAlloca(Ptr, nullptr, "accel.graph");
+
+  BasicBlock *Pre = L.getLoopPreheader();
+  BasicBlock *Header = L.getHeader();
+  IRBuilder<> B(Pre->getTerminator());
+  B.CreateStore(B.getInt32(0), State);
+  B.CreateStore(ConstantPointerNull::get(cast<PointerType>(Ptr)), Exec);
+
+  // Exit edges first (SplitEdge needs the loop's blocks as they are).
+  SmallVector<std::pair<BasicBlock *, BasicBlock *>, 4> ExitEdges;
+  L.getExitEdges(ExitEdges);
+  for (auto [From, To] : ExitEdges) {
+    BasicBlock *E = SplitEdge(From, To);
+    B.SetInsertPoint(E->getTerminator());
+    Value *Ready = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(1));
+    Instruction *T =
+        SplitBlockAndInsertIfThen(Ready, E->getTerminator(), false);
+    B.SetInsertPoint(T);
+    B.CreateCall(ExecDestroy, {B.CreateLoad(Ptr, Exec)});
+  }
+
+  // Launch calls run while no graph is ready.
+  for (CallInst *C : LL.Calls) {
+    B.SetInsertPoint(C);
+    guardCall(C, B.CreateICmpNE(B.CreateLoad(I32, State), B.getInt32(1)));
+  }
+
+  // Latch: finish the capture after the first iteration, then replay. The
+  // guards above may have split the latch: take the block of the backedge.
+  BasicBlock *Latch = nullptr;
+  for (BasicBlock *P : predecessors(Header))
+    if (P != Pre)
+      Latch = P;
+  B.SetInsertPoint(Latch->getTerminator());
+  Value *Fresh = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(0));
+  Instruction *T =
+      SplitBlockAndInsertIfThen(Fresh, Latch->getTerminator(), false);
+  B.SetInsertPoint(T);
+  B.CreateCall(End, {LL.Stream, Graph});
+  Value *G = B.CreateLoad(Ptr, Graph);
+  B.CreateCall(Inst, {Exec, G, B.getInt64(0)});
+  B.CreateCall(Destroy, {G});
+  B.CreateStore(B.getInt32(1), State);
+  BasicBlock *Tail = T->getParent()->getSingleSuccessor();
+  B.SetInsertPoint(Tail->getTerminator());
+  Value *Ready = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(1));
+  Instruction *R =
+      SplitBlockAndInsertIfThen(Ready, Tail->getTerminator(), false);
+  B.SetInsertPoint(R);
+  B.CreateCall(Launch, {B.CreateLoad(Ptr, Exec), LL.Stream});
+
+  // Header: begin the capture in the first iteration (mode 2: relaxed).
+  B.SetInsertPoint(Header, accel::firstNonPHIIt(*Header));
+  Value *First = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(0));
+  Instruction *H =
+      SplitBlockAndInsertIfThen(First, &*B.GetInsertPoint(), false);
+  B.SetInsertPoint(H);
+  Value *RC = B.CreateCall(Begin, {LL.Stream, B.getInt32(2)});
+  B.CreateStore(B.CreateSelect(B.CreateICmpEQ(RC, B.getInt32(0)), B.getInt32(0),
+                               B.getInt32(2)),
+                State);
+}
+
+} // namespace
+
+bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
+                                     OptimizationRemarkEmitter &ORE) {
+  bool Changed = false;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    if (!L->isInnermost())
+      continue;
+    bool Launches = any_of(L->blocks(), [](BasicBlock *BB) {
+      return any_of(*BB, [](Instruction &I) {
+        auto *CB = dyn_cast<CallBase>(&I);
+        return CB && classify(*CB) == LaunchCall::Launch;
+      });
+    });
+    if (!Launches)
+      continue;
+    LaunchLoop LL;
+    std::string Why = analyzeLoop(*L, LL);
+    if (!Why.empty()) {
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": launch loop in " << F.getName()
+                        << " declined: " << Why << "\n");
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, "LaunchLoopKept",
+                                        L->getStartLoc(), L->getHeader())
+               << "kernel launches stay per iteration: " << Why;
+      });
+      continue;
+    }
+    ORE.emit([&] {
+      return OptimizationRemark(DEBUG_TYPE, "LaunchGraph", L->getStartLoc(),
+                                L->getHeader())
+             << "captured " << ore::NV("Launches", LL.NumLaunches)
+             << " kernel launch(es) per iteration into a CUDA graph replayed "
+                "once per iteration";
+    });
+    captureLoop(*L, LL);
+    ++NumGraphLoops;
+    Changed = true;
+  }
+  return Changed;
+}
