@@ -763,7 +763,8 @@ PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
                                             ModuleAnalysisManager &MAM) {
   Fuser Fu(M, MAM, Opts);
   bool Changed = Fu.run();
-  if (Opts.GPUGraphs && M.getFunction("cudaLaunchKernel")) {
+  if (Opts.GPUGraphs &&
+      (M.getFunction("cudaLaunchKernel") || M.getFunction("hipLaunchKernel"))) {
     auto &FAM =
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     for (Function &F : M) {

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Part 2 of accel-async-fusion, CUDA runtime API host code (as clang emits
-/// it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device stubs
-/// are inlined: `__cudaPushCallConfiguration`, argument slots on the stack,
-/// `__cudaPopCallConfiguration`, `cudaLaunchKernel`).
+/// Part 2 of accel-async-fusion, CUDA and HIP runtime API host code (as clang
+/// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
+/// stubs are inlined: `__cudaPushCallConfiguration`, argument slots on the
+/// stack, `__cudaPopCallConfiguration`, `cudaLaunchKernel`; the same with
+/// `hip` names, graphs instantiated by `hipGraphInstantiateWithFlags`).
 ///
 /// A loop whose only effects are kernel launches on one stream, with
 /// loop-invariant configurations and arguments, launches the same sequence of
@@ -65,17 +66,47 @@ namespace {
 
 enum class LaunchCall { None, Push, Pop, Launch };
 
-LaunchCall classify(const CallBase &CB) {
+/// The entry points of one runtime: CUDA's, or HIP's (the same API with
+/// hip names; graph instantiation with flags is hipGraphInstantiateWithFlags).
+struct Runtime {
+  StringRef Push, Pop, Launch, BeginCapture, EndCapture, Instantiate,
+      GraphDestroy, GraphLaunch, ExecDestroy;
+};
+const Runtime CUDA = {"__cudaPushCallConfiguration",
+                      "__cudaPopCallConfiguration",
+                      "cudaLaunchKernel",
+                      "cudaStreamBeginCapture",
+                      "cudaStreamEndCapture",
+                      "cudaGraphInstantiate",
+                      "cudaGraphDestroy",
+                      "cudaGraphLaunch",
+                      "cudaGraphExecDestroy"};
+const Runtime HIP = {"__hipPushCallConfiguration",
+                     "__hipPopCallConfiguration",
+                     "hipLaunchKernel",
+                     "hipStreamBeginCapture",
+                     "hipStreamEndCapture",
+                     "hipGraphInstantiateWithFlags",
+                     "hipGraphDestroy",
+                     "hipGraphLaunch",
+                     "hipGraphExecDestroy"};
+
+LaunchCall classify(const CallBase &CB, const Runtime **RT = nullptr) {
   const Function *F = CB.getCalledFunction();
   if (!F)
     return LaunchCall::None;
   StringRef N = F->getName();
-  if (N == "__cudaPushCallConfiguration")
-    return LaunchCall::Push;
-  if (N == "__cudaPopCallConfiguration")
-    return LaunchCall::Pop;
-  if (N == "cudaLaunchKernel")
-    return LaunchCall::Launch;
+  for (const Runtime *R : {&CUDA, &HIP}) {
+    LaunchCall K = N == R->Push     ? LaunchCall::Push
+                   : N == R->Pop    ? LaunchCall::Pop
+                   : N == R->Launch ? LaunchCall::Launch
+                                    : LaunchCall::None;
+    if (K != LaunchCall::None) {
+      if (RT)
+        *RT = R;
+      return K;
+    }
+  }
   return LaunchCall::None;
 }
 
@@ -84,6 +115,7 @@ struct LaunchLoop {
   SmallVector<CallInst *, 8> Calls; ///< Push, Pop and Launch calls.
   unsigned NumLaunches = 0;
   Value *Stream = nullptr;
+  const Runtime *RT = nullptr;
 };
 
 /// What a host call in a launch loop means for capture.
@@ -104,8 +136,12 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
       if (auto *CB = dyn_cast<CallInst>(&I)) {
-        LaunchCall K = classify(*CB);
+        const Runtime *RT = nullptr;
+        LaunchCall K = classify(*CB, &RT);
         if (K != LaunchCall::None) {
+          if (LL.RT && LL.RT != RT)
+            return "the loop mixes CUDA and HIP launches";
+          LL.RT = RT;
           LL.Calls.push_back(CB);
           LL.NumLaunches += K == LaunchCall::Launch;
           continue;
@@ -194,14 +230,13 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
   LLVMContext &Ctx = M.getContext();
   Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
   Type *Ptr = PointerType::get(Ctx, 0);
-  FunctionCallee Begin =
-      runtimeFn(M, "cudaStreamBeginCapture", I32, {Ptr, I32});
-  FunctionCallee End = runtimeFn(M, "cudaStreamEndCapture", I32, {Ptr, Ptr});
-  FunctionCallee Inst =
-      runtimeFn(M, "cudaGraphInstantiate", I32, {Ptr, Ptr, I64});
-  FunctionCallee Destroy = runtimeFn(M, "cudaGraphDestroy", I32, {Ptr});
-  FunctionCallee Launch = runtimeFn(M, "cudaGraphLaunch", I32, {Ptr, Ptr});
-  FunctionCallee ExecDestroy = runtimeFn(M, "cudaGraphExecDestroy", I32, {Ptr});
+  const Runtime &RT = *LL.RT;
+  FunctionCallee Begin = runtimeFn(M, RT.BeginCapture, I32, {Ptr, I32});
+  FunctionCallee End = runtimeFn(M, RT.EndCapture, I32, {Ptr, Ptr});
+  FunctionCallee Inst = runtimeFn(M, RT.Instantiate, I32, {Ptr, Ptr, I64});
+  FunctionCallee Destroy = runtimeFn(M, RT.GraphDestroy, I32, {Ptr});
+  FunctionCallee Launch = runtimeFn(M, RT.GraphLaunch, I32, {Ptr, Ptr});
+  FunctionCallee ExecDestroy = runtimeFn(M, RT.ExecDestroy, I32, {Ptr});
 
   BasicBlock &Entry = F.getEntryBlock();
   IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
@@ -302,8 +337,9 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
       return OptimizationRemark(DEBUG_TYPE, "LaunchGraph", L->getStartLoc(),
                                 L->getHeader())
              << "captured " << ore::NV("Launches", LL.NumLaunches)
-             << " kernel launch(es) per iteration into a CUDA graph replayed "
-                "once per iteration";
+             << " kernel launch(es) per iteration into a "
+             << (LL.RT == &HIP ? "HIP" : "CUDA")
+             << " graph replayed once per iteration";
     });
     captureLoop(*L, LL);
     ++NumGraphLoops;

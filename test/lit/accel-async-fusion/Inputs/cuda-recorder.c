@@ -3,13 +3,28 @@
 // prints every API call ("api ...") and every kernel that runs ("run ...",
 // with its configuration and argument bytes), from a direct launch or from a
 // graph replay, so the kernels run before and after the pass can be compared.
-// RECORDER_REFUSE_CAPTURE=1 makes cudaStreamBeginCapture fail.
+// RECORDER_REFUSE_CAPTURE=1 makes cudaStreamBeginCapture fail. Compiled with
+// -DRECORDER_HIP it implements the HIP entry points instead (the log still
+// names them by their CUDA names).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef RECORDER_HIP
+#define cudaLaunchKernel hipLaunchKernel
+#define __cudaPushCallConfiguration __hipPushCallConfiguration
+#define __cudaPopCallConfiguration __hipPopCallConfiguration
+#define cudaStreamSynchronize hipStreamSynchronize
+#define cudaStreamBeginCapture hipStreamBeginCapture
+#define cudaStreamEndCapture hipStreamEndCapture
+#define cudaGraphInstantiate hipGraphInstantiateWithFlags
+#define cudaGraphDestroy hipGraphDestroy
+#define cudaGraphExecDestroy hipGraphExecDestroy
+#define cudaGraphLaunch hipGraphLaunch
+#endif
 
 typedef struct {
   unsigned x, y, z;
