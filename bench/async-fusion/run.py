@@ -27,6 +27,12 @@ Graphs:
     a head task, 2 branches doing real work (a 2^21-step integer recurrence
     each) and a fan-in task combining them: the branches must stay parallel.
 
+GPU launch loops (no GPU here): the CUDA host code of
+``test/lit/accel-async-fusion/Inputs/launch-loops.cu`` built with and without
+the pass and run against the tests' recording CUDA runtime, which counts the
+API calls (``cudaLaunchKernel``, ``cudaGraphLaunch``) of a 4-iteration loop of
+2 kernels.
+
 In each round every variant runs once (a fresh process: one warm-up call, then
 ``calls`` timed calls; the per-call mean is the round's figure), in a fixed
 interleaved order. Per variant the median over the rounds is reported, and
@@ -287,6 +293,33 @@ def measure(bins: dict[str, Path], calls: int, rounds: int) -> dict[str, Any]:
     return result
 
 
+def gpu_launch_counts(work: Path, plugin: Path) -> dict[str, dict[str, int]]:
+    """API calls of the 4-iteration `solve` loop, before and after the pass."""
+    inputs = REPO / "test/lit/accel-async-fusion/Inputs"
+    clang = str(LLVM_BIN / "clang")
+    ll = work / "launch-loops.ll"
+    run([clang, "-w", "-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-O2",
+         "-S", "-emit-llvm", str(inputs / "launch-loops.cu"), "-o", str(ll)])
+    after = work / "launch-loops.after.ll"
+    run([str(LLVM_BIN / "opt"), f"-load-pass-plugin={plugin}", "-passes=accel-async-fusion",
+         "-S", str(ll), "-o", str(after)])
+    counts: dict[str, dict[str, int]] = {}
+    for variant, src in (("unfused", ll), ("fused", after)):
+        exe = work / f"launch-loops.{variant}"
+        run([clang, "-w", "-O1", str(src), str(inputs / "cuda-recorder.c"),
+             str(inputs / "launch-loops-driver.c"), "-rdynamic", "-ldl", "-o", str(exe)])
+        log = run([str(exe)]).stdout.split("== solve 0")[0]
+        counts[variant] = {
+            "cudaLaunchKernel": log.count("api cudaLaunchKernel"),
+            "cudaGraphLaunch": log.count("api cudaGraphLaunch"),
+            "kernels_run": log.count("\nrun "),
+        }
+    if counts["unfused"]["kernels_run"] != counts["fused"]["kernels_run"]:
+        print(f"kernel runs differ: {counts}", file=sys.stderr)
+        sys.exit(2)
+    return counts
+
+
 def machine_info(plugin: Path) -> dict[str, Any]:
     lscpu = run(["lscpu"]).stdout
     info: dict[str, Any] = {}
@@ -327,6 +360,18 @@ def render(report: dict[str, Any]) -> str:
             out.append(
                 f"| {g['name']} | {v} | {r['median_us']:.1f} | {r['ratio_vs_unfused']:.2f}x | {did} |"
             )
+    gl = report.get("gpu_launch_loop")
+    if gl:
+        out += [
+            "",
+            "GPU launch loop (CUDA host code, 4 iterations of 2 kernels, recording runtime;"
+            " no GPU on this machine, so no times):",
+            "",
+            "| variant | cudaLaunchKernel | cudaGraphLaunch | kernels run |",
+            "|---|---:|---:|---:|",
+        ]
+        for v, c in gl.items():
+            out.append(f"| {v} | {c['cudaLaunchKernel']} | {c['cudaGraphLaunch']} | {c['kernels_run']} |")
     out += [
         "",
         "Outputs (the memory each graph writes) are identical across variants.",
@@ -395,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         for v, r in res.items():
             print(f"{name:9s} {v:10s} {r['median_us']:10.1f} us  {r['ratio_vs_unfused']:.2f}x")
+    report["gpu_launch_loop"] = gpu_launch_counts(work, a.plugin)
+    print(f"gpu launch loop: {report['gpu_launch_loop']}")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "async-fusion.json").write_text(json.dumps(report, indent=2) + "\n")
     (out_dir / "async-fusion.md").write_text(render(report))
