@@ -764,7 +764,8 @@ PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
   Fuser Fu(M, MAM, Opts);
   bool Changed = Fu.run();
   if (Opts.GPUGraphs &&
-      (M.getFunction("cudaLaunchKernel") || M.getFunction("hipLaunchKernel"))) {
+      (M.getFunction("cudaLaunchKernel") || M.getFunction("hipLaunchKernel") ||
+       M.getFunction("zeCommandListAppendLaunchKernel"))) {
     auto &FAM =
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     for (Function &F : M) {

@@ -5,7 +5,13 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Part 2 of accel-async-fusion, CUDA and HIP runtime API host code (as clang
+/// Part 2 of accel-async-fusion. Level Zero (at the end of this file): a
+/// loop that resets a command list, sets kernel arguments, appends launches,
+/// closes the list, executes it and waits for it builds the same list every
+/// iteration; it is built in the first iteration only and executed in every
+/// one.
+///
+/// CUDA and HIP runtime API host code (as clang
 /// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
 /// stubs are inlined: `__cudaPushCallConfiguration`, argument slots on the
 /// stack, `__cudaPopCallConfiguration`, `cudaLaunchKernel`; the same with
@@ -56,7 +62,8 @@ using namespace llvm;
 
 #define DEBUG_TYPE "accel-async-fusion"
 
-STATISTIC(NumGraphLoops, "Launch loops replayed from a CUDA graph");
+STATISTIC(NumGraphLoops, "Launch loops replayed from a graph or a command "
+                         "list recorded once");
 
 namespace {
 
@@ -195,14 +202,22 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
   if (!LL.Stream || isa<ConstantPointerNull>(LL.Stream))
     return "the launches use the legacy default stream, which cannot be "
            "captured";
-  if (!L.getLoopPreheader() || !L.getLoopLatch())
-    return "the loop has no preheader or no single latch";
+  if (!L.getLoopPredecessor() || !L.getLoopLatch())
+    return "the loop has more than one entry or more than one latch";
   return "";
 }
 
 //===----------------------------------------------------------------------===//
 // Expansion
 //===----------------------------------------------------------------------===//
+
+/// The loop's preheader, made if the loop is entered from a block with other
+/// successors (the loop's single outside predecessor is checked).
+BasicBlock *preheaderOf(Loop &L) {
+  if (BasicBlock *Pre = L.getLoopPreheader())
+    return Pre;
+  return SplitEdge(L.getLoopPredecessor(), L.getHeader());
+}
 
 FunctionCallee runtimeFn(Module &M, StringRef Name, Type *Ret,
                          ArrayRef<Type *> Params) {
@@ -244,7 +259,7 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
   AllocaInst *Exec = EB.CreateAlloca(Ptr, nullptr, "accel.graph.exec");
   AllocaInst *Graph = EB.CreateAlloca(Ptr, nullptr, "accel.graph");
 
-  BasicBlock *Pre = L.getLoopPreheader();
+  BasicBlock *Pre = preheaderOf(L);
   BasicBlock *Header = L.getHeader();
   IRBuilder<> B(Pre->getTerminator());
   B.CreateStore(B.getInt32(0), State);
@@ -305,6 +320,162 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
                 State);
 }
 
+//===----------------------------------------------------------------------===//
+// Level Zero: record a command list once, execute it every iteration
+//===----------------------------------------------------------------------===//
+
+/// Level Zero calls that build a command list (recorded once) and that run
+/// it (kept every iteration).
+bool isZeRecordCall(StringRef N) {
+  return N == "zeCommandListReset" || N == "zeKernelSetArgumentValue" ||
+         N == "zeKernelSetGroupSize" ||
+         N == "zeCommandListAppendLaunchKernel" || N == "zeCommandListClose";
+}
+bool isZeRunCall(StringRef N) {
+  return N == "zeCommandQueueExecuteCommandLists" ||
+         N == "zeCommandQueueSynchronize";
+}
+
+struct ZeLoop {
+  SmallVector<CallInst *, 8> Record;
+  unsigned NumLaunches = 0;
+};
+
+StringRef calleeName(const CallBase &CB) {
+  const Function *F = CB.getCalledFunction();
+  return F ? F->getName() : StringRef();
+}
+
+/// Collects the command-list building calls of \p L, or says why the list
+/// cannot be recorded once: other effects, changing arguments, no reset and
+/// close of one list around the appends in one block, no host wait after the
+/// execution (the next iteration would submit a list still running).
+std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
+  CallInst *Exec = nullptr, *Sync = nullptr;
+  // Stack slots the loop stores to; a load of any other slot reads the same
+  // value every iteration (the Level Zero calls only read through their
+  // pointer arguments).
+  SmallPtrSet<const Value *, 8> Stored;
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB)
+      if (auto *SI = dyn_cast<StoreInst>(&I))
+        Stored.insert(getUnderlyingObject(SI->getPointerOperand()));
+  // The value \p V stands for across iterations, or null if it changes.
+  auto Key = [&](Value *V) -> Value * {
+    if (L.isLoopInvariant(V))
+      return V;
+    if (auto *LI = dyn_cast<LoadInst>(V)) {
+      Value *Obj = getUnderlyingObject(LI->getPointerOperand());
+      if (isa<AllocaInst>(Obj) && !Stored.count(Obj) && !LI->isVolatile() &&
+          L.isLoopInvariant(LI->getPointerOperand()))
+        return Obj;
+    }
+    if (isa<AllocaInst>(getUnderlyingObject(V)))
+      return V;
+    return nullptr;
+  };
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB) {
+      if (auto *CB = dyn_cast<CallInst>(&I)) {
+        StringRef N = calleeName(*CB);
+        if (isZeRecordCall(N)) {
+          for (Value *Op : CB->args())
+            if (!Key(Op))
+              return "an argument of @" + N.str() +
+                     " changes from iteration to iteration";
+          ZL.Record.push_back(CB);
+          ZL.NumLaunches += N == "zeCommandListAppendLaunchKernel";
+          continue;
+        }
+        if (isZeRunCall(N)) {
+          (N == "zeCommandQueueSynchronize" ? Sync : Exec) = CB;
+          continue;
+        }
+        if (isa<DbgInfoIntrinsic>(CB) || CB->isLifetimeStartOrEnd() ||
+            !CB->mayHaveSideEffects())
+          continue;
+        return "the loop makes " + describeCall(*CB);
+      }
+      if (auto *SI = dyn_cast<StoreInst>(&I)) {
+        if (!isa<AllocaInst>(getUnderlyingObject(SI->getPointerOperand())) ||
+            SI->isVolatile())
+          return "the loop stores to memory other than launch arguments";
+        if (!Key(SI->getValueOperand()))
+          return "a launch argument changes from iteration to iteration";
+        continue;
+      }
+      if (I.mayWriteToMemory() || I.isAtomic() || isa<InvokeInst>(&I))
+        return "the loop writes memory";
+      if (auto *LI = dyn_cast<LoadInst>(&I))
+        if (!isa<AllocaInst>(getUnderlyingObject(LI->getPointerOperand())))
+          return "the loop reads memory (a launch argument may change)";
+    }
+  auto Named = [&](size_t I, StringRef N) {
+    return calleeName(*ZL.Record[I]) == N;
+  };
+  if (ZL.Record.empty() || !Named(0, "zeCommandListReset") ||
+      !Named(ZL.Record.size() - 1, "zeCommandListClose"))
+    return "the loop does not reset, append to and close one command list";
+  BasicBlock *BB = ZL.Record.front()->getParent();
+  Value *List = Key(ZL.Record.front()->getArgOperand(0));
+  for (CallInst *C : ZL.Record) {
+    if (C->getParent() != BB)
+      return "the command list is built across several blocks";
+    StringRef N = calleeName(*C);
+    if (N.starts_with("zeCommandList") && Key(C->getArgOperand(0)) != List)
+      return "the loop builds more than one command list";
+  }
+  if (!Exec || !Sync || Exec->getParent() != BB || Sync->getParent() != BB ||
+      !ZL.Record.back()->comesBefore(Exec) || !Exec->comesBefore(Sync))
+    return "the list is not executed and waited for after it is closed";
+  if (!L.getLoopPredecessor() || !L.getLoopLatch())
+    return "the loop has more than one entry or more than one latch";
+  return "";
+}
+
+void recordZeLoopOnce(Loop &L, ZeLoop &ZL);
+
+/// Level Zero loops: decides, reports, transforms.
+bool recordZeLoop(Loop &L, OptimizationRemarkEmitter &ORE) {
+  ZeLoop ZL;
+  std::string Why = analyzeZeLoop(L, ZL);
+  if (!Why.empty()) {
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "CommandListKept",
+                                      L.getStartLoc(), L.getHeader())
+             << "the command list is rebuilt every iteration: " << Why;
+    });
+    return false;
+  }
+  ORE.emit([&] {
+    return OptimizationRemark(DEBUG_TYPE, "CommandListOnce", L.getStartLoc(),
+                              L.getHeader())
+           << "recorded the command list of "
+           << ore::NV("Launches", ZL.NumLaunches)
+           << " kernel launch(es) once; it is executed every iteration";
+  });
+  recordZeLoopOnce(L, ZL);
+  ++NumGraphLoops;
+  return true;
+}
+
+void recordZeLoopOnce(Loop &L, ZeLoop &ZL) {
+  Function &F = *L.getHeader()->getParent();
+  BasicBlock &Entry = F.getEntryBlock();
+  IRBuilder<> EB(&Entry, Entry.getFirstInsertionPt());
+  Type *I8 = EB.getInt8Ty();
+  AllocaInst *Recorded = EB.CreateAlloca(I8, nullptr, "accel.list.recorded");
+  IRBuilder<> B(preheaderOf(L)->getTerminator());
+  B.CreateStore(B.getInt8(0), Recorded);
+  BasicBlock *Latch = L.getLoopLatch();
+  B.SetInsertPoint(Latch->getTerminator());
+  B.CreateStore(B.getInt8(1), Recorded);
+  for (CallInst *C : ZL.Record) {
+    B.SetInsertPoint(C);
+    guardCall(C, B.CreateICmpEQ(B.CreateLoad(I8, Recorded), B.getInt8(0)));
+  }
+}
+
 } // namespace
 
 bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
@@ -319,8 +490,16 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
         return CB && classify(*CB) == LaunchCall::Launch;
       });
     });
-    if (!Launches)
+    if (!Launches) {
+      if (any_of(L->blocks(), [](BasicBlock *BB) {
+            return any_of(*BB, [](Instruction &I) {
+              auto *CB = dyn_cast<CallBase>(&I);
+              return CB && calleeName(*CB) == "zeCommandListAppendLaunchKernel";
+            });
+          }))
+        Changed |= recordZeLoop(*L, ORE);
       continue;
+    }
     LaunchLoop LL;
     std::string Why = analyzeLoop(*L, LL);
     if (!Why.empty()) {
