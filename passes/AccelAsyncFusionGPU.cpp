@@ -125,6 +125,30 @@ struct LaunchLoop {
   const Runtime *RT = nullptr;
 };
 
+/// The stack slots the launch calls \p Calls read: the objects their
+/// pointer arguments point into, and the slots whose addresses the loop
+/// stores into those (argument arrays of pointers to argument values).
+SmallPtrSet<const Value *, 8> launchSlots(Loop &L, ArrayRef<CallInst *> Calls) {
+  SmallPtrSet<const Value *, 8> Slots;
+  for (CallInst *C : Calls)
+    for (Value *Op : C->args())
+      if (Op->getType()->isPointerTy())
+        if (auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(Op)))
+          Slots.insert(A);
+  for (bool Grew = true; Grew;) {
+    Grew = false;
+    for (BasicBlock *BB : L.blocks())
+      for (Instruction &I : *BB)
+        if (auto *SI = dyn_cast<StoreInst>(&I))
+          if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
+              SI->getValueOperand()->getType()->isPointerTy())
+            if (auto *A = dyn_cast<AllocaInst>(
+                    getUnderlyingObject(SI->getValueOperand())))
+              Grew |= Slots.insert(A).second;
+  }
+  return Slots;
+}
+
 /// What a host call in a launch loop means for capture.
 std::string describeCall(const CallBase &CB) {
   const Function *F = CB.getCalledFunction();
@@ -140,6 +164,7 @@ std::string describeCall(const CallBase &CB) {
 
 /// Collects the launches of \p L, or says why the loop cannot be captured.
 std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
+  SmallVector<StoreInst *, 16> Stores;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
       if (auto *CB = dyn_cast<CallInst>(&I)) {
@@ -167,8 +192,7 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
           return "the loop stores to memory other than launch arguments";
         if (SI->isVolatile())
           return "the loop has a volatile store";
-        if (!L.isLoopInvariant(SI->getValueOperand()))
-          return "a launch argument changes from iteration to iteration";
+        Stores.push_back(SI);
         continue;
       }
       if (I.mayWriteToMemory() || I.isAtomic())
@@ -182,6 +206,13 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
     }
   if (!LL.NumLaunches)
     return "";
+  // What the launches read is the same every iteration (other stack slots,
+  // such as a loop counter kept in memory, may change).
+  SmallPtrSet<const Value *, 8> Slots = launchSlots(L, LL.Calls);
+  for (StoreInst *SI : Stores)
+    if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
+        !L.isLoopInvariant(SI->getValueOperand()))
+      return "a launch argument changes from iteration to iteration";
   // One stream, loop-invariant configurations.
   for (CallInst *C : LL.Calls) {
     LaunchCall K = classify(*C);
@@ -355,6 +386,7 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
   // Stack slots the loop stores to; a load of any other slot reads the same
   // value every iteration (the Level Zero calls only read through their
   // pointer arguments).
+  SmallVector<StoreInst *, 16> Stores;
   SmallPtrSet<const Value *, 8> Stored;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB)
@@ -400,8 +432,7 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
         if (!isa<AllocaInst>(getUnderlyingObject(SI->getPointerOperand())) ||
             SI->isVolatile())
           return "the loop stores to memory other than launch arguments";
-        if (!Key(SI->getValueOperand()))
-          return "a launch argument changes from iteration to iteration";
+        Stores.push_back(SI);
         continue;
       }
       if (I.mayWriteToMemory() || I.isAtomic() || isa<InvokeInst>(&I))
@@ -410,6 +441,11 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
         if (!isa<AllocaInst>(getUnderlyingObject(LI->getPointerOperand())))
           return "the loop reads memory (a launch argument may change)";
     }
+  SmallPtrSet<const Value *, 8> Slots = launchSlots(L, ZL.Record);
+  for (StoreInst *SI : Stores)
+    if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
+        !Key(SI->getValueOperand()))
+      return "a launch argument changes from iteration to iteration";
   auto Named = [&](size_t I, StringRef N) {
     return calleeName(*ZL.Record[I]) == N;
   };
