@@ -14,6 +14,11 @@
 /// counts seen by the rest of the program are unchanged. Runs before
 /// coroutine splitting.
 ///
+/// On GPU host code (AccelAsyncFusionGPU.cpp), a loop that launches the same
+/// kernels with the same arguments every iteration is replayed from a CUDA or
+/// HIP graph captured in its first iteration, and a Level Zero loop that
+/// rebuilds the same command list every iteration builds it once.
+///
 //===----------------------------------------------------------------------===//
 
 #ifndef LLVMACCEL_ACCELASYNCFUSION_H
