@@ -42,8 +42,15 @@
 /// body function in turn (i = 1..N). C_0 keeps its own dependencies. An error
 /// in a middle task sets the error on that task's token; the next body
 /// function checks it exactly as the task did, and so on down to the tokens
-/// the user awaits. Intermediate results still exist (created, emplaced,
-/// dropped inside the fused task): only their hand-offs go.
+/// the user awaits.
+///
+/// Private tokens. A token of C_i (i < N) that only C_{i+1} sees, and whose
+/// every use on both sides is an emplace, a set-error, an error test or a
+/// reference count change, becomes an i8 error flag on the stack (variants of
+/// the body functions take the flag's address in its place): a fused chain
+/// has one runtime token, the one the user awaits. Values (and tokens used in
+/// any other way) stay runtime objects, created, emplaced, read and dropped
+/// inside the fused task as before.
 ///
 /// Inline tasks. A chain whose head has no dependency runs inline in the
 /// caller (results created there, body functions called in turn) when
@@ -57,7 +64,10 @@
 ///
 /// Everything else stays parallel: tasks with real work, fan-out (a result
 /// used by several consumers), fan-in (a consumer of several tasks), tasks
-/// carried around loops, each with a missed remark saying why.
+/// launched in different blocks (loops of tasks), each with a missed remark
+/// saying why.
+///
+/// GPU launch loops (part 2) are in AccelAsyncFusionGPU.cpp.
 ///
 //===----------------------------------------------------------------------===//
 
