@@ -51,6 +51,7 @@
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Debug.h"
@@ -233,6 +234,11 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
   if (!LL.Stream || isa<ConstantPointerNull>(LL.Stream))
     return "the launches use the legacy default stream, which cannot be "
            "captured";
+  // A capture begun in the header must end in the latch: the loop may only
+  // leave from its latch (a rotated loop).
+  if (!L.getLoopLatch() || L.getExitingBlock() != L.getLoopLatch())
+    return "the loop can be left before the end of an iteration, with the "
+           "capture still open";
   if (!L.getLoopPredecessor() || !L.getLoopLatch())
     return "the loop has more than one entry or more than one latch";
   return "";
@@ -527,6 +533,27 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
       });
     });
     if (!Launches) {
+      // Before inlining, clang's launches are calls of device stubs.
+      const Function *Stub = nullptr;
+      for (BasicBlock *BB : L->blocks())
+        for (Instruction &I : *BB)
+          if (auto *CB = dyn_cast<CallBase>(&I))
+            if (const Function *Callee = CB->getCalledFunction();
+                Callee && !Callee->isDeclaration() &&
+                any_of(instructions(*Callee), [](const Instruction &J) {
+                  auto *C = dyn_cast<CallBase>(&J);
+                  return C && classify(*C) == LaunchCall::Launch;
+                }))
+              Stub = Callee;
+      if (Stub)
+        ORE.emit([&] {
+          return OptimizationRemarkMissed(DEBUG_TYPE, "LaunchStub",
+                                          L->getStartLoc(), L->getHeader())
+                 << "kernel launches go through the device stub @"
+                 << Stub->getName()
+                 << "; they are recognized once it is inlined (run "
+                    "accel-async-fusion on optimized IR)";
+        });
       if (any_of(L->blocks(), [](BasicBlock *BB) {
             return any_of(*BB, [](Instruction &I) {
               auto *CB = dyn_cast<CallBase>(&I);
