@@ -15,7 +15,7 @@
 /// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
 /// stubs are inlined: `__cudaPushCallConfiguration`, argument slots on the
 /// stack, `__cudaPopCallConfiguration`, `cudaLaunchKernel`; the same with
-/// `hip` names, graphs instantiated by `hipGraphInstantiateWithFlags`).
+/// `hip` names).
 ///
 /// A loop whose only effects are kernel launches on one stream, with
 /// loop-invariant configurations and arguments, launches the same sequence of
@@ -26,11 +26,17 @@
 ///   header:    if (state == 0 && cudaStreamBeginCapture(s, relaxed) != 0)
 ///                state = 2 (capture refused: launch directly)
 ///   launches:  each runs only while state != 1 (graph ready)
-///   latch:     if (state == 0) { cudaStreamEndCapture(s, &g);
-///                                cudaGraphInstantiate(&exec, g, 0);
-///                                cudaGraphDestroy(g); state = 1 }
+///   latch:     if (state == 0) { state = 2;
+///                if (cudaStreamEndCapture(s, &g) == 0) {
+///                  ok = cudaGraphInstantiateWithFlags(&exec, g, 0) == 0;
+///                  cudaGraphDestroy(g); state = ok ? 1 : 2 } }
 ///              if (state == 1) cudaGraphLaunch(exec, s)
 ///   exits:     if (state == 1) cudaGraphExecDestroy(exec)
+///
+/// (If ending the capture or instantiating fails, the kernels of the first
+/// iteration were recorded but not run, and the later iterations launch
+/// directly: the legality rules leave nothing in the loop that can break the
+/// capture, so this takes a runtime fault.)
 ///
 /// The graph is built once per execution of the loop (the arguments are
 /// invariant within one execution, not across calls of the function).
@@ -75,7 +81,7 @@ namespace {
 enum class LaunchCall { None, Push, Pop, Launch };
 
 /// The entry points of one runtime: CUDA's, or HIP's (the same API with
-/// hip names; graph instantiation with flags is hipGraphInstantiateWithFlags).
+/// hip names).
 struct Runtime {
   StringRef Push, Pop, Launch, BeginCapture, EndCapture, Instantiate,
       GraphDestroy, GraphLaunch, ExecDestroy;
@@ -85,7 +91,7 @@ const Runtime CUDA = {"__cudaPushCallConfiguration",
                       "cudaLaunchKernel",
                       "cudaStreamBeginCapture",
                       "cudaStreamEndCapture",
-                      "cudaGraphInstantiate",
+                      "cudaGraphInstantiateWithFlags",
                       "cudaGraphDestroy",
                       "cudaGraphLaunch",
                       "cudaGraphExecDestroy"};
@@ -332,12 +338,20 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
   Instruction *T =
       SplitBlockAndInsertIfThen(Fresh, Latch->getTerminator(), false);
   B.SetInsertPoint(T);
-  B.CreateCall(End, {LL.Stream, Graph});
-  Value *G = B.CreateLoad(Ptr, Graph);
-  B.CreateCall(Inst, {Exec, G, B.getInt64(0)});
-  B.CreateCall(Destroy, {G});
-  B.CreateStore(B.getInt32(1), State);
   BasicBlock *Tail = T->getParent()->getSingleSuccessor();
+  // state = 1 when the graph is ready; 2 (launch directly from now on) when
+  // ending the capture or instantiating failed.
+  B.CreateStore(B.getInt32(2), State);
+  Value *Ended =
+      B.CreateICmpEQ(B.CreateCall(End, {LL.Stream, Graph}), B.getInt32(0));
+  Instruction *EndedT = SplitBlockAndInsertIfThen(Ended, T, false);
+  B.SetInsertPoint(EndedT);
+  Value *G = B.CreateLoad(Ptr, Graph);
+  Value *Made = B.CreateCall(Inst, {Exec, G, B.getInt64(0)});
+  B.CreateCall(Destroy, {G});
+  B.CreateStore(B.CreateSelect(B.CreateICmpEQ(Made, B.getInt32(0)),
+                               B.getInt32(1), B.getInt32(2)),
+                State);
   B.SetInsertPoint(Tail->getTerminator());
   Value *Ready = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(1));
   Instruction *R =

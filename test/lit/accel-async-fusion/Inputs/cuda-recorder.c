@@ -20,7 +20,7 @@
 #define cudaStreamSynchronize hipStreamSynchronize
 #define cudaStreamBeginCapture hipStreamBeginCapture
 #define cudaStreamEndCapture hipStreamEndCapture
-#define cudaGraphInstantiate hipGraphInstantiateWithFlags
+#define cudaGraphInstantiateWithFlags hipGraphInstantiateWithFlags
 #define cudaGraphDestroy hipGraphDestroy
 #define cudaGraphExecDestroy hipGraphExecDestroy
 #define cudaGraphLaunch hipGraphLaunch
@@ -160,8 +160,8 @@ int cudaStreamEndCapture(void *Stream, Graph **G) {
   return 0;
 }
 
-int cudaGraphInstantiate(Graph **Exec, Graph *G, unsigned long long Flags) {
-  printf("api cudaGraphInstantiate\n");
+int cudaGraphInstantiateWithFlags(Graph **Exec, Graph *G, unsigned long long Flags) {
+  printf("api cudaGraphInstantiateWithFlags\n");
   *Exec = malloc(sizeof(Graph));
   **Exec = *G;
   return 0;
