@@ -15,6 +15,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "AccelAsyncFusion.h"
 #include "AccelMaskedLoad.h"
 #include "AccelPhiDecompose.h"
 #include "AccelPrefetch.h"
