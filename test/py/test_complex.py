@@ -190,7 +190,7 @@ torch = pytest.importorskip("torch")
 import llvmaccel.torch as lt  # noqa: E402
 
 
-def _tc(*shape: int) -> "torch.Tensor":
+def _tc(*shape: int) -> torch.Tensor:
     return torch.from_numpy(_crandn(*shape))
 
 
@@ -258,17 +258,17 @@ def test_torch_complex_unsupported_op_falls_back():
 # LLaMA's rotary position embedding, as its reference implementation computes
 # it: frequencies as unit complex numbers (torch.polar), pairs of features as
 # complex numbers rotated by a multiplication.
-def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> "torch.Tensor":
+def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
     return freqs_cis_at(torch.arange(end, dtype=torch.float32), dim, theta)
 
 
-def freqs_cis_at(t: "torch.Tensor", dim: int, theta: float = 10000.0) -> "torch.Tensor":
+def freqs_cis_at(t: torch.Tensor, dim: int, theta: float = 10000.0) -> torch.Tensor:
     freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
     angles = torch.outer(t, freqs)
     return torch.polar(torch.ones_like(angles), angles)
 
 
-def reshape_for_broadcast(freqs_cis: "torch.Tensor", x: "torch.Tensor") -> "torch.Tensor":
+def reshape_for_broadcast(freqs_cis: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     shape = [d if i in (1, x.ndim - 1) else 1 for i, d in enumerate(x.shape)]
     return freqs_cis.view(*shape)
 
@@ -438,3 +438,27 @@ def test_jax_rope_model():
                             precompute_freqs_cis(64, 32)[:16])
     for g, w in zip(lj.jit(rope)(xq, xk, fc), want, strict=True):
         np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_jax_complex_gather_fill_and_ffi():
+    """Complex gathers fill out-of-range rows with NaN like XLA; complex
+    arrays pass through the XLA FFI handler inside jax.jit."""
+    jax = _jax()
+    import jax.numpy as jnp
+
+    import llvmaccel.jax as lj
+    import llvmaccel.jax.ffi as lffi
+
+    idx = np.array([0, 7, 2])
+    take = lambda a: a.at[:, idx].get(mode="fill")  # noqa: E731
+    np.testing.assert_allclose(np.asarray(lj.jit(take)(CA)), np.asarray(jax.jit(take)(CA)),
+                               equal_nan=True)
+
+    def f(a, b):
+        return (a * b).sum(-1), jnp.abs(a) + 1
+
+    fast = lffi.ffi_function(f)
+    got = jax.jit(lambda a, b: fast(a, b))(CA, CB)
+    for g, w in zip(got, f(CA, CB), strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-5)

@@ -574,7 +574,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         m = "fill"
         fill = p.get("fill_value")
         if fill is None:
-            fill = float("nan") if x.dtype.is_float else (
+            fill = float("nan") if x.dtype.is_float or x.dtype.is_complex else (
                 True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
     else:  # CLIP, PROMISE_IN_BOUNDS (clamped like XLA on CPU)
         m = "clip"
