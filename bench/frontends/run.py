@@ -32,10 +32,11 @@ variants cycle through the same pool, so each sees every batch equally often.
 
 Models: ``dlrm`` (embedding bags, MLPs, interaction), ``emb`` (the DLRM's
 embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``,
-``rope`` (LLaMA's rotary position embedding of q and k, written with complex64
-tensors: ``torch.polar``, ``view_as_complex``, a complex multiplication,
-``view_as_real``; the code generator's ``{ float, float }`` values are what
-accel-phi-decompose works on).
+``rope`` (LLaMA's rotary position embedding of q and k, written with
+complex64 tensors: ``torch.polar``, ``view_as_complex``, a complex
+multiplication, ``view_as_real``; the code generator's ``{ float, float }``
+values are what accel-phi-decompose works on; not in the default
+``--models``: name it, e.g. ``--models dlrm,emb,mlp,block,rope``).
 
 Usage::
 
@@ -393,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--out", type=Path, default=RESULTS,
                     help="directory for frontends.json and frontends.md")
-    ap.add_argument("--models", default="dlrm,emb,mlp,block,rope")
+    ap.add_argument("--models", default="dlrm,emb,mlp,block",
+                    help="comma-separated: dlrm, emb, mlp, block, rope")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     s = QUICK if opts.quick else FULL
