@@ -57,6 +57,21 @@ def test_complex_sum_carries_an_aggregate_phi():
         np.testing.assert_allclose(got, x.astype(np.complex128).sum(), rtol=1e-5, atol=1e-5)
 
 
+def test_complex_dot_is_one_loop_with_an_aggregate_phi():
+    """vdot(a, b): the product is fused into the sum (no temporary), one loop
+    whose accumulator is a ``phi { float, float }``: the complex dot product
+    of the accel-phi-decompose issue."""
+    g = Graph()
+    a = g.input("a", (Sym("n"),), DType.c64)
+    b = g.input("b", (Sym("n"),), DType.c64)
+    g.set_outputs([g.reduce("sum", g.binary("mul", g.unary("conj", a), b), (0,))])
+    compiled = compiler.compile_graph(g, auto="none")
+    assert not compiled.kernel.temps
+    assert len(re.findall(r"= phi \{ float, float \}", compiled.kernel.ir)) == 1
+    av, bv = _crandn(300), _crandn(300)
+    np.testing.assert_allclose(compiled(av, bv)[0], np.vdot(av, bv), rtol=1e-5)
+
+
 def test_complex_sum_phis_chain_through_nested_loops():
     """A sum over two axes carries the struct through both loop headers."""
     g = _complex_sum_graph((3, Sym("m"), 5), (1, 2))
@@ -226,6 +241,8 @@ TORCH_OPS = {
                               (a * b).sum(1, keepdim=True)),
     "compare_where": lambda a, b: (a == a, a != b, torch.where(R > 0, a, b)),
     "casts": lambda a, b: (a.to(torch.complex128) * 3, R.to(torch.complex64) + a),
+    "dot_matmul": lambda a, b: (torch.dot(a[0], b[1]), torch.vdot(a[1], b[2]), a @ b.t(),
+                                a[:2] @ b[0], torch.bmm(a.reshape(2, 2, 6), b.reshape(2, 6, 2))),
     "views": lambda a, b: (a.t() * b.t(), a[1:3, ::2] + 1, b[:, 2:3] * a[1],
                            torch.cat([a, b], 0), a.reshape(6, 4).permute(1, 0)),
 }

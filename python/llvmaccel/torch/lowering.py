@@ -604,7 +604,18 @@ def _rms_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, eps: float | No
 
 @_op("mm", "bmm")
 def _mm(c: _Ctx, a: Node, b: Node) -> Node:
+    if a.dtype.is_complex or b.dtype.is_complex:
+        return c.finish(_complex_matmul(c.g, a, b))
     return c.finish(c.g.matmul(a, b))
+
+
+def _complex_matmul(g: Graph, a: Node, b: Node) -> Node:
+    """``a @ b`` of complex matrices ``[..., M, K] @ [..., K, N]`` as the
+    products summed over K: a dot product per output whose complex
+    accumulator is carried in a ``phi { float, float }``."""
+    a = g.reshape(a, (*a.shape, 1))
+    b = g.reshape(b, (*b.shape[:-2], 1, *b.shape[-2:]))
+    return g.reduce("sum", g.binary("mul", a, b), (a.rank - 2,))
 
 
 @_op("addmm", "baddbmm")
@@ -948,7 +959,7 @@ _COMPLEX_OPS = frozenset({
     "squeeze_copy", "unsqueeze_copy", "permute", "permute_copy", "transpose", "t", "numpy_T",
     "expand", "expand_copy", "broadcast_to", "expand_as", "slice", "slice_copy", "select",
     "select_copy", "split_with_sizes", "split", "unbind", "cat", "concat", "stack",
-    "constant_pad_nd", "index_select", "gather",
+    "constant_pad_nd", "index_select", "gather", "mm", "bmm",
 })
 
 
@@ -1000,7 +1011,8 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
                 isinstance(b, (int, float)) and float(b) == int(b) and 0 <= b <= 4):
             return "integer pow with a non-constant exponent"
     if name in ("mm", "bmm", "addmm", "baddbmm", "mv", "dot"):
-        if not node.meta["val"].dtype.is_floating_point:
+        dt = node.meta["val"].dtype
+        if not dt.is_floating_point and not (dt.is_complex and name in ("mm", "bmm")):
             return "integer matmul is not supported"
     if name == "arange" and any(isinstance(a, torch.fx.Node) for a in args[:1]) and \
             len(args) > 1:
