@@ -109,17 +109,39 @@ class GatherEmitter(EmitterCore):
             orow = self.imul(b, d)
             with self.loop(d) as k:
                 self.store(out, self.iadd(orow, k), zero)
+            # Entries equal to padding_idx are left out (and not counted).
+            pidx = node.attrs.get("padding_idx", -1)
+            kept = self.alloca("i64") if pidx >= 0 else None
+            if kept is not None:
+                self.line(f"store i64 0, ptr {kept}")
             with self.loop(end, start=start, hint="j") as j:
                 row = self.to_i64(self.load(bi, j), indices.dtype)
-                trow = self.imul(row, d)
-                w = self.load(bw, j) if bw is not None else None
+
+                def accumulate(j: str = j, row: str = row) -> None:
+                    trow = self.imul(row, d)
+                    w = self.load(bw, j) if bw is not None else None
+                    with self.loop(d) as k:
+                        v = self.load(bt, self.iadd(trow, k))
+                        if w is not None:
+                            v = self.op(f"fmul {t} {v}, {w}")
+                        o = self.iadd(orow, k)
+                        self.store(out, o, self.op(f"fadd {t} {self.load(out, o)}, {v}"))
+                    if kept is not None:
+                        n = self.op(f"load i64, ptr {kept}", "i")
+                        self.line(f"store i64 {self.op(f'add nsw i64 {n}, 1', 'i')}, ptr {kept}")
+
+                if kept is None:
+                    accumulate()
+                else:
+                    self.when(self.op(f"icmp ne i64 {row}, {pidx}", "c"), accumulate)
+            if node.attrs["mode"] == "mean" and kept is not None:
+                cnt = self.op(f"load i64, ptr {kept}", "i")
+                one = self.call("llvm.smax.i64", "i64", [("i64", cnt), ("i64", "1")])
+                fc = self.op(f"sitofp i64 {one} to {t}")
                 with self.loop(d) as k:
-                    v = self.load(bt, self.iadd(trow, k))
-                    if w is not None:
-                        v = self.op(f"fmul {t} {v}, {w}")
                     o = self.iadd(orow, k)
-                    self.store(out, o, self.op(f"fadd {t} {self.load(out, o)}, {v}"))
-            if node.attrs["mode"] == "mean":
+                    self.store(out, o, self.op(f"fdiv {t} {self.load(out, o)}, {fc}"))
+            elif node.attrs["mode"] == "mean":
                 if node.attrs["last"]:
                     # As eager PyTorch counts it: the last bag's size runs to
                     # len(indices) even when the last offset stops short.

@@ -871,14 +871,14 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
     g = c.g
     if mode not in (0, 1):
         raise LoweringError("embedding_bag mode 'max' is not supported")
-    if padding_idx is not None and padding_idx >= 0:
-        raise LoweringError("embedding_bag with padding_idx is not supported")
     if indices.rank != 1:
         raise LoweringError("embedding_bag with 2-d indices (pass offsets)")
     if offsets.dtype is not indices.dtype:
         offsets = g.cast(offsets, indices.dtype)
+    # ATen passes padding_idx already made non-negative, or -1/None for none.
+    pidx = padding_idx if padding_idx is not None and padding_idx >= 0 else None
     out = g.embedding_bag(weight, indices, offsets, "sum" if mode == 0 else "mean",
-                          include_last_offset, per_sample_weights)
+                          include_last_offset, per_sample_weights, pidx)
     want = _shape(c.val[0])
     if tuple(out.shape) != want:
         out = g.reshape(out, want)
@@ -983,9 +983,6 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
         mode = args[4] if len(args) > 4 else node.kwargs.get("mode", 0)
         if mode not in (0, 1):
             return "embedding_bag mode 'max' is not supported"
-        pidx = args[8] if len(args) > 8 else node.kwargs.get("padding_idx")
-        if pidx is not None and pidx >= 0:
-            return "embedding_bag with padding_idx is not supported"
         if args[1].meta["val"].dim() != 1:
             return "embedding_bag with 2-d indices"
     if name == "convolution":
