@@ -57,6 +57,22 @@ def test_complex_sum_carries_an_aggregate_phi():
         np.testing.assert_allclose(got, x.astype(np.complex128).sum(), rtol=1e-5, atol=1e-5)
 
 
+def test_accel_phi_decompose_splits_the_complex_sum():
+    """In the default pipeline accel-phi-decompose splits the generated
+    ``phi { float, float }`` into a float phi per part: none is left after
+    default<O3>, and the sum is the same."""
+    g = _complex_sum_graph((Sym("n"),), (0,))
+    compiled = compiler.compile_graph(g, auto="accel-phi-decompose")
+    assert "phi { float, float }" in compiled.kernel.ir
+    assert "phi { float, float }" not in compiled.optimized_ir
+    assert any(r.pass_name == "accel-phi-decompose" and r.kind == "passed"
+               and "{ float, float }" in r.message for r in compiled.report.remarks)
+    for n in (0, 3, 1001):
+        x = _crandn(n)
+        np.testing.assert_allclose(compiled(x)[0], x.astype(np.complex128).sum(), rtol=1e-5,
+                                   atol=1e-5)
+
+
 def test_complex_dot_is_one_loop_with_an_aggregate_phi():
     """vdot(a, b): the product is fused into the sum (no temporary), one loop
     whose accumulator is a ``phi { float, float }``: the complex dot product
