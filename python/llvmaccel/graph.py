@@ -360,9 +360,22 @@ def _complex_parts(xs: list[Node], dim: int) -> Node | None:
     if len(xs) != 2 or dim != xs[0].rank - 1:
         return None
     a, b = _part_of(xs[0]), _part_of(xs[1])
-    if a is None or b is None or a[0] is not b[0] or (a[1], b[1]) != (0, 1):
+    if a is None or b is None or not _same_value(a[0], b[0]) or (a[1], b[1]) != (0, 1):
         return None
     return a[0]
+
+
+def _same_value(x: Node, y: Node) -> bool:
+    """True when ``x`` and ``y`` compute the same value: the same node, or
+    the same elementwise op or view of the same values (as in ``(a * b).real``
+    and ``(a * b).imag`` from a graph without common subexpressions)."""
+    if x is y:
+        return True
+    if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag") \
+            or x.op != y.op or x.dtype is not y.dtype or tuple(x.shape) != tuple(y.shape) \
+            or x.attrs != y.attrs or len(x.inputs) != len(y.inputs):
+        return False
+    return all(_same_value(a, b) for a, b in zip(x.inputs, y.inputs, strict=True))
 
 
 class Graph:

@@ -168,6 +168,13 @@ def test_stack_of_real_and_imag_is_a_view():
     parts = [g.reshape(g.unary(f, w), (3, 4, 1)) for f in ("real", "imag")]
     out = g.concat(parts, 2)
     assert out.op == "view_as_real"
+    # Also when each part has its own copy of the product (no CSE, as in
+    # PyTorch's ``stack([(a * b).real, (a * b).imag], -1)``), not otherwise.
+    twice = [g.reshape(g.unary(f, g.binary("mul", z, z)), (3, 4, 1)) for f in ("real", "imag")]
+    assert g.concat(twice, 2).op == "view_as_real"
+    other = [g.reshape(g.unary(f, g.binary("mul", z, y)), (3, 4, 1))
+             for f, y in (("real", z), ("imag", g.unary("conj", z)))]
+    assert g.concat(other, 2).op == "concat"
     g.set_outputs([g.reshape(out, (3, 8))])
     compiled = compiler.compile_graph(g, auto="none")
     assert "select i1" not in compiled.kernel.ir
@@ -260,7 +267,8 @@ TORCH_OPS = {
     "dot_matmul": lambda a, b: (torch.dot(a[0], b[1]), torch.vdot(a[1], b[2]), a @ b.t(),
                                 a[:2] @ b[0], torch.bmm(a.reshape(2, 2, 6), b.reshape(2, 6, 2))),
     "views": lambda a, b: (a.t() * b.t(), a[1:3, ::2] + 1, b[:, 2:3] * a[1],
-                           torch.cat([a, b], 0), a.reshape(6, 4).permute(1, 0)),
+                           torch.cat([a, b], 0), a.reshape(6, 4).permute(1, 0),
+                           torch.stack([(a * b).real, (a * b).imag], -1)),
 }
 
 
