@@ -358,7 +358,8 @@ def render(report: dict[str, Any]) -> str:
         for v, r in g["variants"].items():
             did = g["remarks"] if v == "fused" else ""
             out.append(
-                f"| {g['name']} | {v} | {r['median_us']:.1f} | {r['ratio_vs_unfused']:.2f}x | {did} |"
+                f"| {g['name']} | {v} | {r['median_us']:.1f} | "
+                f"{r['ratio_vs_unfused']:.2f}x | {did} |"
             )
     gl = report.get("gpu_launch_loop")
     if gl:
@@ -371,7 +372,8 @@ def render(report: dict[str, Any]) -> str:
             "|---|---:|---:|---:|",
         ]
         for v, c in gl.items():
-            out.append(f"| {v} | {c['cudaLaunchKernel']} | {c['cudaGraphLaunch']} | {c['kernels_run']} |")
+            out.append(f"| {v} | {c['cudaLaunchKernel']} | {c['cudaGraphLaunch']} "
+                       f"| {c['kernels_run']} |")
     out += [
         "",
         "Outputs (the memory each graph writes) are identical across variants.",
@@ -398,7 +400,8 @@ def summarize_remarks(path: Path) -> str:
     kept = [ln for ln in lines if "stays asynchronous" in ln]
     parts = []
     if fused:
-        parts.append(f"{len(fused)} chain(s) fused ({fused[0].split('fused a chain of ')[1].split(' ')[0]} tasks)")
+        tasks = fused[0].split("fused a chain of ")[1].split(" ")[0]
+        parts.append(f"{len(fused)} chain(s) fused ({tasks} tasks)")
     if inl:
         parts.append(f"{len(inl)} launch site(s) run inline")
     if kept:
@@ -424,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         ("fanout", fanout_mlir(steps), 20),
     ]
     report: dict[str, Any] = {
-        "command": " ".join(shlex.quote(x) for x in [".venv/bin/python", "bench/async-fusion/run.py", *(argv or sys.argv[1:])]),
+        "command": " ".join(shlex.quote(x) for x in [
+            ".venv/bin/python", "bench/async-fusion/run.py", *(argv or sys.argv[1:])]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "quick": a.quick,
         "rounds": rounds,
