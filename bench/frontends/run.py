@@ -38,8 +38,7 @@ sum, exp, gelu, softmax, an affine row sum, layer norm) and
 rotary position embedding of q and k, written with complex64 tensors
 (``torch.polar``, ``view_as_complex``, a complex multiplication,
 ``view_as_real``; the code generator's ``{ float, float }`` values are what
-accel-phi-decompose works on); not in the default ``--models``: name it
-(``--models rope``).
+accel-phi-decompose works on).
 
 Results are kept per host: ``bench/results/frontends.json`` holds one entry
 per CPU it was recorded on (vendor, model name, family/model, LLVM's CPU
@@ -445,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="directory for frontends.json and frontends.md (default: "
                          "bench/results, or bench/work/frontends-quick with --quick)")
-    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops",
+    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops,rope",
                     help="comma-separated: dlrm, emb, mlp, block, ops, rope")
     ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)

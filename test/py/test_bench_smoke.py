@@ -54,7 +54,7 @@ def test_frontends_bench_quick(tmp_path):
     models = {r["model"]: r for r in host["results"]}
     ops = {"op_tanh", "op_tanh_sum", "op_exp", "op_gelu", "op_softmax", "op_affine_sum",
            "op_layer_norm", "op_sdpa"}
-    assert set(models) == {"dlrm", "dlrm_embeddings", "mlp", "transformer_block"} | ops
+    assert set(models) == {"dlrm", "dlrm_embeddings", "mlp", "transformer_block", "rope"} | ops
     assert all(r["fully_compiled"] for r in models.values())
     variants = set(models["dlrm"]["median_ms"])
     assert {"llvmaccel", "llvmaccel-noaccel", "eager", "inductor"} <= variants
