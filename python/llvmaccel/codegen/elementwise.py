@@ -521,12 +521,7 @@ class ElementwiseEmitter(EmitterCore):
                 res = self.op(f"load i64, ptr {arg}", "a")
             else:
                 res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
-            oidx = kidx
-            if node.attrs["keepdim"]:
-                oidx, it = [], iter(kidx)
-                for k in range(x.rank):
-                    oidx.append("0" if k in axes else next(it))
-            self.store(out, self.linear(oidx, node.shape), res)
+            self.store(out, self.linear(_kept_index(node, kidx), node.shape), res)
 
     def emit_reduce_carried(self, node: Node, out: Buffer) -> None:
         """A reduction whose accumulator is carried through the reduced loops
@@ -550,12 +545,7 @@ class ElementwiseEmitter(EmitterCore):
         with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
             res = self.carried_nest(tuple(x.shape[k] for k in axes),
                                     _reduce_identity(fn, dt), dt.llvm, step)
-            oidx = kidx
-            if node.attrs["keepdim"]:
-                oidx, it = [], iter(kidx)
-                for k in range(x.rank):
-                    oidx.append("0" if k in axes else next(it))
-            self.store(out, self.linear(oidx, node.shape), res)
+            self.store(out, self.linear(_kept_index(node, kidx), node.shape), res)
 
     def emit_reduce_rows(self, node: Node, out: Buffer, acc_dt: DType) -> None:
         """A reduction over leading axes (``sum(x, 0)`` of a matrix): the
@@ -647,3 +637,12 @@ def _row_acc_dtype(node: Node) -> DType:
     else the result's dtype."""
     f32_sum = node.dtype is DType.f32 and node.attrs["fn"] in ("sum", "prod")
     return DType.f64 if f32_sum else node.dtype
+
+
+def _kept_index(node: Node, kidx: list[str]) -> list[str]:
+    """The output index of a reduce node at kept-dims index ``kidx`` (0 in
+    the reduced dims with ``keepdim``)."""
+    if not node.attrs["keepdim"]:
+        return kidx
+    it = iter(kidx)
+    return ["0" if k in node.attrs["axes"] else next(it) for k in range(node.inputs[0].rank)]
