@@ -250,6 +250,15 @@ class CompiledGraph:
             if s not in env:
                 raise ValueError(f"size symbol {s!r} is not bound by the inputs; pass "
                                  "symbols={...}")
+        # The kernel assumes these facts (shape anchors): a call that breaks
+        # one must not reach it.
+        for s, (lo, hi, m) in self.graph.symbol_facts.items():
+            v = env.get(s)
+            if v is None:
+                continue
+            if (lo is not None and v < lo) or (hi is not None and v > hi) or v % m:
+                raise ValueError(f"size {s}={v} breaks what the graph was compiled for "
+                                 f"(in [{lo}, {hi}], a multiple of {m})")
         return env
 
     def __call__(self, *inputs: Any, symbols: dict[str, int] | None = None) -> list[Any]:

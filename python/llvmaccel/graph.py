@@ -22,6 +22,7 @@ Build graphs with the methods of :class:`Graph`::
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -393,6 +394,9 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self.constants: dict[int, Any] = {}
+        # Known facts of size symbols: name -> (lowest, highest, multiple of);
+        # the code generator states them at kernel entry (shape anchors).
+        self.symbol_facts: dict[str, tuple[int | None, int | None, int]] = {}
 
     # -- bookkeeping ------------------------------------------------------
     def _add(self, node: Node) -> Node:
@@ -423,7 +427,26 @@ class Graph:
     def __str__(self) -> str:
         lines = [repr(n) for n in self.nodes]
         lines.append("return " + ", ".join(f"%{o.id}" for o in self.outputs))
+        lines += [f"assume {name} in [{lo}, {hi}] multiple of {m}"
+                  for name, (lo, hi, m) in sorted(self.symbol_facts.items())]
         return "\n".join(lines)
+
+    def assume_symbol(self, name: str, lowest: int | None = None, highest: int | None = None,
+                      multiple_of: int = 1) -> None:
+        """States what is known of size symbol ``name`` at every call: a
+        range and a divisor. Combined with earlier facts; a call whose sizes
+        break them is refused before the kernel runs (CompiledGraph.bind)."""
+        lo, hi, m = self.symbol_facts.get(name, (None, None, 1))
+        if lowest is not None:
+            lo = lowest if lo is None else max(lo, lowest)
+        if highest is not None:
+            hi = highest if hi is None else min(hi, highest)
+        if multiple_of < 1:
+            raise GraphError("multiple_of must be at least 1")
+        m = m * multiple_of // math.gcd(m, multiple_of)
+        if lo is not None and hi is not None and lo > hi:
+            raise GraphError(f"size {name}: no value lies in [{lo}, {hi}]")
+        self.symbol_facts[name] = (lo, hi, m)
 
     def fingerprint(self) -> str:
         """A hash of the graph's structure (constants included)."""

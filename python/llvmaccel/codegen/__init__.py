@@ -190,7 +190,8 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
             e.reduce_acc[n.id] = scratch(tuple(n.inputs[0].shape[len(n.attrs["axes"]):]),
                                          DType.f64)
     symbols = graph.symbols()
-    params += out_params + temp_params + [f"i64 %sym.{s}" for s in symbols]
+    params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
+    e.anchor_symbols(symbols)
 
     # Index checks of graph inputs first; of computed indices after their nest.
     # Every index of a "check" or "wrap" take/gather is validated before it

@@ -78,6 +78,28 @@ class EmitterCore:
         self.allocas.append(f"  {name} = alloca {ty}")
         return name
 
+    def anchor_symbols(self, symbols: list[str]) -> None:
+        """States the graph's facts of its size symbols at entry, as
+        ``llvm.assume`` (shape anchors): SCEV, the vectorizer (no remainder
+        loop when a trip count is a multiple of its step) and the passes see
+        them. CompiledGraph.bind refuses calls that break them."""
+        for s in symbols:
+            lo, hi, m = self.g.symbol_facts.get(s, (None, None, 1))
+            facts = []
+            if lo is not None:
+                facts.append(f"icmp sge i64 %sym.{s}, {lo}")
+            if hi is not None:
+                facts.append(f"icmp sle i64 %sym.{s}, {hi}")
+            if m > 1:
+                rem = self.fresh("rem")
+                self.prologue.append(f"  {rem} = urem i64 %sym.{s}, {m}")
+                facts.append(f"icmp eq i64 {rem}, 0")
+            for fact in facts:
+                c = self.fresh("fact")
+                self.prologue.append(f"  {c} = {fact}")
+                self.prologue.append(f"  call void @llvm.assume(i1 {c})")
+                self.declare("llvm.assume", "void", ["i1"])
+
     # -- sizes ------------------------------------------------------------
     def dim(self, d: object) -> str:
         """An i64 value for a size (computed once, in the entry block)."""

@@ -91,7 +91,8 @@ class JitFunction:
                  fallback: bool = False, auto: str | None = None,
                  static_argnums: tuple[int, ...] = (),
                  polymorphic_shapes: PolymorphicShapes = None,
-                 static_argnames: tuple[str, ...] = ()) -> None:
+                 static_argnames: tuple[str, ...] = (),
+                 symbolic_constraints: tuple[str, ...] = ()) -> None:
         self.fun = fun
         self.pipeline = pipeline
         self.fallback = fallback
@@ -105,6 +106,9 @@ class JitFunction:
                             f"with an entry per positional argument, not "
                             f"{type(polymorphic_shapes).__name__}")
         self.polymorphic_shapes = polymorphic_shapes
+        self.symbolic_constraints = tuple(symbolic_constraints)
+        if self.symbolic_constraints and polymorphic_shapes is None:
+            raise ValueError("symbolic_constraints need polymorphic_shapes")
         self._cache: dict[Any, Any] = {}
         # Concrete signature -> (entry, symbol values): calls with shapes seen
         # before skip solving the polymorphic shapes again.
@@ -193,7 +197,7 @@ class JitFunction:
                         f"llvmaccel.jax.jit({self._name}): the polymorphic shapes of "
                         f"argument {self._arg_label(pos)} must be strings or None")
                 leaf_specs += [m.spec] * m.count
-        scope = export.SymbolicScope()
+        scope = export.SymbolicScope(self.symbolic_constraints)
         specs = []
         for name, spec, a in zip(names, leaf_specs, arrays, strict=True):
             shape = tuple(int(d) for d in a.shape)
@@ -259,6 +263,8 @@ class JitFunction:
         out_leaves, out_tree = jax.tree_util.tree_flatten(out_shape)
         try:
             g = Graph()
+            for name, lowest, highest, multiple in _constraint_facts(self.symbolic_constraints):
+                g.assume_symbol(name, lowest, highest, multiple)
             ins = [g.input(f"arg{k}", tuple(graph_dim(d) for d in a.shape),
                            graph_dtype(a.dtype, f"argument leaf {k}"))
                    for k, a in enumerate(arrays)]
@@ -298,11 +304,36 @@ class JitFunction:
         return jax.tree_util.tree_unflatten(out_tree, [jax.device_put(o) for o in outs])
 
 
+_CONSTRAINT = re.compile(
+    r"^\s*(?:(?P<a>\w+)\s*(?P<op>>=|<=)\s*(?P<n>-?\d+)"
+    r"|(?P<n2>-?\d+)\s*(?P<op2><=|>=)\s*(?P<a2>\w+)"
+    r"|mod\(\s*(?P<a3>\w+)\s*,\s*(?P<m>\d+)\s*\)\s*==\s*0)\s*$")
+
+
+def _constraint_facts(constraints: tuple[str, ...]) -> list[tuple[str, Any, Any, int]]:
+    """The constraints of the forms ``b >= 8``, ``b <= 1024``, ``8 <= b``
+    and ``mod(b, 8) == 0`` as (symbol, lowest, highest, multiple of); other
+    constraints still hold for JAX's checks but state nothing to the kernel."""
+    facts = []
+    for c in constraints:
+        m = _CONSTRAINT.match(c)
+        if m is None:
+            continue
+        if m["a3"]:
+            facts.append((m["a3"], None, None, int(m["m"])))
+            continue
+        name, op, n = (m["a"], m["op"], int(m["n"])) if m["a"] else \
+            (m["a2"], {">=": "<=", "<=": ">="}[m["op2"]], int(m["n2"]))
+        facts.append((name, n, None, 1) if op == ">=" else (name, None, n, 1))
+    return facts
+
+
 def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
         fallback: bool = False, auto: str | None = None,
         static_argnums: tuple[int, ...] = (),
         polymorphic_shapes: PolymorphicShapes = None,
-        static_argnames: str | tuple[str, ...] = ()) -> Any:
+        static_argnames: str | tuple[str, ...] = (),
+        symbolic_constraints: tuple[str, ...] = ()) -> Any:
     """Compiles ``fun`` with llvmaccel (usable as ``@jit`` or ``@jit(...)``).
 
     Args:
@@ -316,6 +347,11 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
             their positions static; keyword arguments of these names are
             static wherever they are passed). Other keyword arguments are
             array pytrees, as in :func:`jax.jit`.
+        symbolic_constraints: Constraints on the dimension variables, as
+            :func:`jax.export.symbolic_shape` takes them (``"b >= 8"``,
+            ``"mod(b, 8) == 0"``). Ranges and divisibility are stated to the
+            kernel (shape anchors: the vectorizer can drop a remainder loop);
+            a call that breaks one raises ValueError.
         polymorphic_shapes: Symbolic sizes, in the syntax of
             :func:`jax.export.symbolic_shape`: None (every shape static, one
             compilation per shape), one string for every argument, or a list
@@ -338,9 +374,9 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
     """
     if fun is None:
         return lambda f: JitFunction(f, pipeline, fallback, auto, static_argnums,
-                                     polymorphic_shapes, static_argnames)
+                                     polymorphic_shapes, static_argnames, symbolic_constraints)
     return JitFunction(fun, pipeline, fallback, auto, static_argnums, polymorphic_shapes,
-                       static_argnames)
+                       static_argnames, symbolic_constraints)
 
 
 def _bind_symbols(what: str, leaves: list[tuple[str, tuple[str, ...], tuple[Dim, ...],

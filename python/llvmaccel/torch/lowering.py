@@ -1061,6 +1061,7 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
                 env[node] = d
                 if isinstance(d, SymExpr) and d.op == "sym":
                     symbol_args.append((d.args[0], pos))
+                    _assume_range(g, d.args[0], val)
             elif isinstance(val, int):
                 env[node] = val
             else:
@@ -1123,6 +1124,25 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     g.set_outputs(graph_outs)
     return LoweredGraph(g, tensor_args, symbol_args, outputs,
                         single_output=not isinstance(out_spec, (tuple, list)), ops=ops)
+
+
+def _assume_range(g: Graph, name: str, val: torch.SymInt) -> None:
+    """The range dynamo's ShapeEnv knows for a size symbol (its guards,
+    ``mark_dynamic(min=, max=)``, ``torch._check``) as a fact of the graph."""
+    shape_env = getattr(val.node, "shape_env", None)
+    rng = shape_env.var_to_range.get(val.node.expr) if shape_env is not None else None
+    if rng is None:
+        return
+
+    def finite(bound: Any) -> int | None:
+        try:
+            return int(bound) if getattr(bound, "is_finite", True) else None
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    lo, hi = finite(rng.lower), finite(rng.upper)
+    if lo is not None or hi is not None:
+        g.assume_symbol(name, lo, hi)
 
 
 def _attr_constant(g: Graph, gm: torch.fx.GraphModule, node: torch.fx.Node) -> Node:
