@@ -38,9 +38,31 @@ from .pipeline import run_passes
 _FAULTS = {signal.SIGSEGV, signal.SIGBUS}
 
 
+_JOB = [0]
+_SINK: list[list[dict]] = []
+
+
 def _emit(event: dict) -> None:
+    event["job"] = _JOB[0]
+    if _SINK:
+        _SINK[-1].append(event)
+        return
     sys.stdout.write(json.dumps(event) + "\n")
     sys.stdout.flush()
+
+
+def run_job_here(job: dict) -> list[dict]:
+    """Runs one job in this process and returns its events (a crash of the
+    pipeline or the compiler takes this process down: use it where that is fine)."""
+    _SINK.append([])
+    try:
+        try:
+            _run_job(job)
+        except LLVMAccelError as err:
+            _emit({"event": "error", "detail": f"{type(err).__name__}: {err}"})
+        return _SINK[-1]
+    finally:
+        _SINK.pop()
 
 
 @dataclass
@@ -169,9 +191,22 @@ def _signature(info: object) -> tuple:
 
 
 def main(argv: list[str]) -> int:
-    """Runs the job in the JSON file ``argv[0]``; events go to stdout."""
-    job = json.loads(open(argv[0]).read())
+    """Runs the jobs in the JSON file ``argv[0]`` from job ``argv[1]`` on; events go to
+    stdout, each with its job's number; a job's failure to compile is an ``error`` event."""
+    with open(argv[0]) as f:
+        jobs = json.load(f)["jobs"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for number in range(int(argv[1]) if len(argv) > 1 else 0, len(jobs)):
+        _JOB[0] = number
+        try:
+            _run_job(jobs[number])
+        except LLVMAccelError as err:
+            _emit({"event": "error", "detail": f"{type(err).__name__}: {err}"})
+        _emit({"event": "end"})
+    return 0
+
+
+def _run_job(job: dict) -> None:
     fn = job["function"]
     before_ir = job["before"]
     before = parse_ir(before_ir, "before")
@@ -186,7 +221,7 @@ def main(argv: list[str]) -> int:
                                 remarks=job.get("remarks", ".*"), target=job.get("target"))
         except VerifyError as err:
             _emit({"event": "finding", "kind": "verify", "stage": "pipeline", "detail": str(err)})
-            return 0
+            return
         after_ir = str(after)
         fired: dict[str, int] = {}
         for r in report.passed():
@@ -198,13 +233,13 @@ def main(argv: list[str]) -> int:
     if _signature(info_b) != _signature(info_a):
         _emit({"event": "finding", "kind": "signature", "stage": "compare",
                "detail": f"before {_signature(info_b)}, after {_signature(info_a)}"})
-        return 0
+        return
     specs = {k: ArgSpec(**{f: tuple(v) if isinstance(v, list) else v for f, v in s.items()})
              for k, s in job.get("args", {}).items()}
     layout = Layout.build(info_b, specs, info_b.fast_math or info_a.fast_math)
     _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
     if job.get("execute", True) is False:
-        return 0
+        return
     _emit({"event": "stage", "stage": "compile"})
     kb = jit.compile(before, "verify")[fn]
     try:
@@ -212,7 +247,7 @@ def main(argv: list[str]) -> int:
     except LLVMAccelError as err:
         _emit({"event": "finding", "kind": "codegen", "stage": "compile",
                "detail": f"the original compiles, the result does not: {err}"})
-        return 0
+        return
     counts = {"ok": 0, "both-undefined": 0}
     timeout, ulps, seed = job.get("timeout", 2.0), job.get("ulps", 16), job.get("seed", 0)
     numbers = job.get("case_numbers") or range(job.get("cases", 64))
@@ -238,13 +273,10 @@ def main(argv: list[str]) -> int:
             counts["ok"] += 1
         else:
             counts["both-undefined"] += 1
+            if ob.kind == "timeout" and job.get("stop_at_timeout"):
+                break
     _emit({"event": "done", "counts": counts})
-    return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except LLVMAccelError as err:
-        _emit({"event": "error", "detail": f"{type(err).__name__}: {err}"})
-        sys.exit(2)
+    sys.exit(main(sys.argv[1:]))

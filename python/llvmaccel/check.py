@@ -31,10 +31,11 @@ from .errors import LLVMAccelError, PipelineError
 from .inputs import ArgSpec
 from .ir import Module
 
-__all__ = ["CheckResult", "Finding", "check", "FINDING_KINDS"]
+__all__ = ["CheckResult", "Finding", "check", "make_job", "run_jobs", "FINDING_KINDS"]
 
 #: Kinds of finding, from the least to the most severe stage.
-FINDING_KINDS = ("mismatch", "fault", "crash", "timeout", "verify", "codegen", "signature")
+FINDING_KINDS = ("mismatch", "fault", "crash", "timeout", "verify", "codegen", "signature",
+                 "error")
 
 
 @dataclass
@@ -145,6 +146,48 @@ def run_transform(command: str, ir: str, timeout: float = 120.0) -> tuple[str | 
     return out.stdout, ""
 
 
+def make_job(
+    module: Module | str | bytes | os.PathLike,
+    function: str,
+    pipeline: str | None = None,
+    *,
+    after: Module | str | bytes | os.PathLike | None = None,
+    transform: str | None = None,
+    cases: int = 64,
+    seed: int = 0,
+    args: Mapping[str, ArgSpec | str] | None = None,
+    timeout: float = 2.0,
+    ulps: int = 16,
+    verify_each: bool = True,
+    seconds: float | None = None,
+    case_numbers: list[int] | None = None,
+    stop_at_first: bool = True,
+    execute: bool = True,
+    stop_at_timeout: bool = False,
+) -> dict:
+    """The job :func:`check` runs, as a JSON-able dict (see :func:`check` for the
+    arguments); ``transform`` is applied here. Raises ValueError on bad arguments."""
+    if sum(x is not None for x in (pipeline, after, transform)) != 1:
+        raise ValueError("give exactly one of pipeline, after= or transform=")
+    before_ir = _text(module)
+    job: dict = {"function": function, "before": before_ir, "cases": cases, "seed": seed,
+                 "timeout": timeout, "ulps": ulps, "verify_each": verify_each,
+                 "seconds": seconds, "case_numbers": case_numbers,
+                 "stop_at_first": stop_at_first, "execute": execute,
+                 "stop_at_timeout": stop_at_timeout,
+                 "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
+    if after is not None:
+        job["after"] = _text(after)
+    elif transform is not None:
+        out, err = run_transform(transform, before_ir)
+        if out is None:
+            job["transform_error"] = err
+        job["after"] = out
+    else:
+        job["pipeline"] = pipeline
+    return job
+
+
 def check(
     module: Module | str | bytes | os.PathLike,
     function: str,
@@ -193,33 +236,11 @@ def check(
     Raises:
         PipelineError: the pipeline is malformed; ValueError: bad arguments.
     """
-    if sum(x is not None for x in (pipeline, after, transform)) != 1:
-        raise ValueError("give exactly one of pipeline, after= or transform=")
-    start = time.monotonic()
-    before_ir = _text(module)
-    result = CheckResult(function)
-    job: dict = {"function": function, "before": before_ir, "cases": cases, "seed": seed,
-                 "timeout": timeout, "ulps": ulps, "verify_each": verify_each,
-                 "seconds": seconds, "case_numbers": case_numbers,
-                 "stop_at_first": stop_at_first, "execute": execute,
-                 "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
-    if after is not None:
-        job["after"] = _text(after)
-    elif transform is not None:
-        out, err = run_transform(transform, before_ir)
-        if out is None:
-            result.findings.append(Finding("crash", "transform", err))
-            result.seconds = time.monotonic() - start
-            return result
-        job["after"] = out
-    else:
-        job["pipeline"] = pipeline
-    if "after" in job:
-        result.after_ir = job["after"]
-        result.changed = _normalized(job["after"]) != _normalized(before_ir)
-    _run_worker(job, result, python or sys.executable, timeout)
-    result.seconds = time.monotonic() - start
-    return result
+    job = make_job(module, function, pipeline, after=after, transform=transform, cases=cases,
+                   seed=seed, args=args, timeout=timeout, ulps=ulps, verify_each=verify_each,
+                   seconds=seconds, case_numbers=case_numbers, stop_at_first=stop_at_first,
+                   execute=execute)
+    return run_jobs([job], python=python)[0]
 
 
 def _spec(key: str, value: ArgSpec | str) -> ArgSpec:
@@ -229,62 +250,128 @@ def _spec(key: str, value: ArgSpec | str) -> ArgSpec:
     return parse_arg_spec(f"{key}={value}")[1]
 
 
-def _run_worker(job: dict, result: CheckResult, python: str, timeout: float) -> None:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(job, f)
-        path = f.name
-    budget = 120.0 + (len(job["case_numbers"] or ()) or job["cases"]) * 2 * (timeout + 0.5)
+def _budget(job: dict) -> float:
+    timeout = job["timeout"]
+    budget = 60.0 + (len(job["case_numbers"] or ()) or job["cases"]) * 2 * (timeout + 0.2)
     if job.get("seconds"):
-        budget = min(budget, 120.0 + job["seconds"] + 2 * timeout)
+        budget = min(budget, 60.0 + job["seconds"] + 2 * timeout)
+    return budget
+
+
+def run_jobs(jobs: list[dict], *, python: str | None = None,
+             raise_errors: bool = True) -> list[CheckResult]:
+    """Runs jobs from :func:`make_job` in one worker process (restarted after a
+    crash, which becomes the finding of the job it happened in).
+
+    With ``raise_errors`` false, a job whose pipeline is malformed or whose
+    original cannot be compiled gets an ``error`` finding instead of raising.
+    """
+    results = [CheckResult(job["function"]) for job in jobs]
+    todo: list[int] = []
+    for i, job in enumerate(jobs):
+        start_ir = job["before"]
+        if job.get("transform_error"):
+            results[i].findings.append(Finding("crash", "transform", job["transform_error"]))
+        else:
+            todo.append(i)
+            if job.get("after") is not None:
+                results[i].after_ir = job["after"]
+                results[i].changed = _normalized(job["after"]) != _normalized(start_ir)
+    runnable = [jobs[i] for i in todo]
+    first = 0
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"jobs": runnable}, f)
+        path = f.name
     try:
-        proc = subprocess.run([python, "-m", "llvmaccel._checkworker", path],
-                              capture_output=True, text=True, timeout=budget)
-        stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired as err:
-        stdout = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
-        stderr, code = "", None
+        while first < len(runnable):
+            first = _run_worker(path, runnable, first, [results[i] for i in todo],
+                                python or sys.executable, raise_errors)
     finally:
         os.unlink(path)
-    stage, done = "start", False
-    for line in stdout.splitlines():
-        if not line.startswith("{"):
-            continue
-        event = json.loads(line)
-        kind = event["event"]
-        if kind == "stage":
-            stage = event["stage"]
-        elif kind == "pipeline":
-            result.after_ir = event["after"]
-            result.changed = _normalized(event["after"]) != _normalized(job["before"])
-            result.fired = event["fired"]
-            result.statistics = event["statistics"]
-        elif kind == "layout":
-            result.layout = event["text"]
-        elif kind == "finding":
-            result.findings.append(Finding(event["kind"], event["stage"], event["detail"],
-                                           event.get("case"), event.get("seed"),
-                                           event.get("inputs", "")))
-            done = True
-        elif kind == "done":
-            result.agreed = event["counts"]["ok"]
-            result.undefined = event["counts"]["both-undefined"]
-            done = True
-        elif kind == "error":
-            if "PipelineError" in event["detail"]:
-                raise PipelineError(event["detail"].split(": ", 1)[1])
-            raise LLVMAccelError(event["detail"])
-    result.cases = result.agreed + result.undefined + sum(
-        1 for f in result.findings if f.stage == "execute")
-    if done or (code == 0 and not job.get("execute", True)) or (code == 0 and result.layout):
-        return
-    if code is None:
-        detail = f"the checking process did not finish within {budget:.0f} s"
-        result.findings.append(Finding("timeout", stage, detail))
-        return
-    sig = f"signal {-code}" if code < 0 else f"exit status {code}"
-    tail = "\n".join(stderr.strip().splitlines()[-25:])
-    what = "the pipeline" if stage == "pipeline" else "the checking process"
-    result.findings.append(Finding("crash", stage, f"{what} died ({sig}):\n{tail}"))
+    return results
+
+
+def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResult],
+                python: str, raise_errors: bool) -> int:
+    """Runs jobs ``first``... in one worker; returns the job to restart from."""
+    budget = sum(_budget(j) for j in jobs[first:])
+    starts = {i: time.monotonic() for i in range(first, first + 1)}
+    proc = subprocess.Popen([python, "-m", "llvmaccel._checkworker", path, str(first)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stage, current, ended = "start", first, first - 1
+    stderr_lines: list[str] = []
+    import threading
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            stderr_lines.append(line)
+            del stderr_lines[:-50]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    timer = threading.Timer(budget, proc.kill)
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if not line.startswith("{"):
+                continue
+            event = json.loads(line)
+            current = event["job"]
+            starts.setdefault(current, time.monotonic())
+            result = results[current]
+            kind = event["event"]
+            if kind == "stage":
+                stage = event["stage"]
+            elif kind == "pipeline":
+                result.after_ir = event["after"]
+                result.changed = _normalized(event["after"]) != _normalized(jobs[current]["before"])
+                result.fired = event["fired"]
+                result.statistics = event["statistics"]
+            elif kind == "layout":
+                result.layout = event["text"]
+            elif kind == "finding":
+                result.findings.append(Finding(event["kind"], event["stage"], event["detail"],
+                                               event.get("case"), event.get("seed"),
+                                               event.get("inputs", "")))
+            elif kind == "done":
+                result.agreed = event["counts"]["ok"]
+                result.undefined = event["counts"]["both-undefined"]
+            elif kind == "error":
+                if raise_errors:
+                    proc.kill()
+                    detail = event["detail"]
+                    if detail.startswith("PipelineError"):
+                        raise PipelineError(detail.split(": ", 1)[1])
+                    raise LLVMAccelError(detail)
+                result.findings.append(Finding("error", stage, event["detail"]))
+            elif kind == "end":
+                result.cases = result.agreed + result.undefined + sum(
+                    1 for f in result.findings if f.stage == "execute")
+                result.seconds = time.monotonic() - starts[current]
+                ended, stage = current, "start"
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(timeout=5)
+    if ended == len(jobs) - 1 and code == 0:
+        return len(jobs)
+    crashed = ended + 1
+    result = results[crashed]
+    if code == -9 and timer.finished.is_set():
+        result.findings.append(Finding(
+            "timeout", stage, f"the checking process did not finish within {budget:.0f} s"))
+    else:
+        sig = f"signal {-code}" if code < 0 else f"exit status {code}"
+        tail = "".join(stderr_lines[-25:]).strip()
+        what = "the pipeline" if stage == "pipeline" else "the checking process"
+        result.findings.append(Finding("crash", stage, f"{what} died ({sig}):\n{tail}"))
+    result.seconds = time.monotonic() - starts.get(crashed, time.monotonic())
+    return crashed + 1
 
 
 def cli_args(texts: list[str] | None) -> dict[str, ArgSpec]:

@@ -52,6 +52,23 @@ class ArgSpec:
     values: tuple[float, ...] | None = None
     range: tuple[int, int] | None = None
 
+    def to_text(self) -> str:
+        """The ``key:value,...`` form :func:`parse_arg_spec` reads."""
+        parts = []
+        if self.bytes is not None:
+            parts.append(f"bytes:{self.bytes}")
+        if self.elem:
+            parts.append(f"elem:{self.elem}")
+        if self.bound is not None:
+            parts.append(f"bound:{self.bound}")
+        if self.sorted:
+            parts.append("sorted")
+        if self.values:
+            parts.append("values:" + "/".join(repr(v) for v in self.values))
+        if self.range:
+            parts.append(f"range:{self.range[0]}..{self.range[1]}")
+        return ",".join(parts)
+
     def to_dict(self) -> dict:
         """A JSON-able form (for the worker process)."""
         return {k: v for k, v in self.__dict__.items() if v not in (None, False)}
