@@ -75,9 +75,16 @@ class Outcome:
     ret: bytes = b""
 
 
-def _pack_ret(value: object, ty: str) -> bytes:
+def _pack_ret(value: object, ty: str, bufs: GuardedBuffers) -> bytes:
     if ty == "void":
         return b""
+    if ty.startswith("ptr"):  # addresses differ from run to run: say where it points
+        if not value:
+            return b"null"
+        for i, addr in bufs.addresses.items():
+            if addr <= value <= addr + bufs.sizes[i]:
+                return f"param {i} + {value - addr}".encode()
+        return b"elsewhere"
     if ty == "float":
         return struct.pack("<f", value)
     if ty == "double":
@@ -96,7 +103,7 @@ def _run(kernel: jit.Kernel, layout: Layout, case: object, bufs: GuardedBuffers,
     if pid == 0:  # the child: run, store the result, leave without cleanup
         code = 0
         try:
-            raw = _pack_ret(kernel(*args), ret_ty)
+            raw = _pack_ret(kernel(*args), ret_ty, bufs)
             ctypes.memmove(bufs.result, struct.pack("<I", len(raw)) + raw, 4 + len(raw))
         except BaseException:  # noqa: BLE001 - any failure is the child's exit status
             code = 3
@@ -171,6 +178,9 @@ def _compare(layout: Layout, before: Outcome, after: Outcome, b_bufs: GuardedBuf
     if before.kind != "ok" or after.kind != "ok":
         return None  # the original's behaviour is undefined or it never ends
     ret_ty = layout.info.return_type
+    if ret_ty.startswith("ptr") and before.ret != after.ret:
+        return "mismatch", (f"returned pointer: before {before.ret.decode()}, "
+                            f"after {after.ret.decode()}")
     if not _same(before.ret, after.ret, ret_ty, layout, ulps):
         rb = unpack(before.ret, ret_ty if ret_ty in ("float", "double") else "i64")
         ra = unpack(after.ret, ret_ty if ret_ty in ("float", "double") else "i64")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -119,6 +118,7 @@ def reduce(
     timeout: float = 0.25,
     output: str | None = None,
     jobs: int = 2,
+    delta_passes: str | None = None,
 ) -> ReduceResult:
     """Shrinks the module at ``path`` while ``check`` still finds a ``kind`` finding.
 
@@ -136,6 +136,7 @@ def reduce(
         timeout: Seconds per run (short: reduction makes infinite loops often).
         output: Where to write the reduced module (default: next to ``path``).
         jobs: llvm-reduce's parallel tests.
+        delta_passes: llvm-reduce's ``--delta-passes`` (default: all of them).
 
     Raises:
         FileNotFoundError: llvm-reduce is missing.
@@ -155,24 +156,31 @@ def reduce(
                    "case_numbers": numbers, "timeout": timeout, "args": spec_texts,
                    "pipeline": pipeline, "transform": transform,
                    "after": None}, f)
-    script = os.path.join(work, "interesting.sh")
-    py = shlex.quote(sys.executable)
-    if after is not None:
-        # The candidate is the "after" module; the original stays fixed.
-        body = (f"exec {py} -c 'import sys, json; from llvmaccel.reduce import interesting_after;"
-                f" sys.exit(interesting_after(sys.argv[1], sys.argv[2], sys.argv[3]))' "
-                f"{shlex.quote(config)} {shlex.quote(os.path.abspath(path))} \"$1\"\n")
-    else:
-        body = (f"exec {py} -c 'import sys; from llvmaccel.reduce import interesting;"
-                f" sys.exit(interesting(sys.argv[1], sys.argv[2]))' "
-                f"{shlex.quote(config)} \"$1\"\n")
-    with open(script, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(script, 0o755)
-    start = time.monotonic()
-    out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", "-o", output, target],
-                         capture_output=True, text=True)
-    seconds = time.monotonic() - start
+    # The test is a bash script that asks a server (one Python process with
+    # llvmaccel loaded, forking per candidate) over a local socket: starting
+    # Python for every candidate would cost more than checking it.
+    port_file = os.path.join(work, "port")
+    original = os.path.abspath(path) if after is not None else "-"
+    server = subprocess.Popen([sys.executable, "-m", "llvmaccel.reduce", "serve", config,
+                               original, port_file], stdin=subprocess.DEVNULL)
+    try:
+        port = _wait_for_port(port_file, server)
+        script = os.path.join(work, "interesting.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/bash\n"
+                    f"exec 3<>/dev/tcp/127.0.0.1/{port} || exit 1\n"
+                    "printf '%s\\n' \"$(realpath \"$1\")\" >&3\n"
+                    "read -r rc <&3\n"
+                    "exit \"${rc:-1}\"\n")
+        os.chmod(script, 0o755)
+        start = time.monotonic()
+        extra = [f"--delta-passes={delta_passes}"] if delta_passes else []
+        out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o", output,
+                              target], capture_output=True, text=True)
+        seconds = time.monotonic() - start
+    finally:
+        server.kill()
+        server.wait()
     shutil.rmtree(work, ignore_errors=True)
     if out.returncode != 0 or not os.path.exists(output):
         raise RuntimeError(f"llvm-reduce failed ({out.returncode}): "
@@ -192,8 +200,57 @@ def reduce(
                         _count(reduced)), (out.stdout + out.stderr)[-2000:], tests)
 
 
+def _wait_for_port(port_file: str, server: subprocess.Popen) -> int:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                text = f.read().strip()
+            if text:
+                return int(text)
+        if server.poll() is not None:
+            raise RuntimeError("the interestingness server did not start")
+        time.sleep(0.05)
+    raise RuntimeError("the interestingness server did not start within 60 s")
+
+
+def serve(config_path: str, original: str, port_file: str) -> None:
+    """Answers interestingness questions: a line with a candidate's path in,
+    a line with 0 (interesting) or 1 out; one forked child per candidate."""
+    import signal
+    import socket
+    with open(config_path) as f:
+        cfg = json.load(f)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(sock.getsockname()[1]))
+    os.replace(port_file + ".tmp", port_file)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
+    while True:
+        conn, _ = sock.accept()
+        if os.fork() == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            sock.close()
+            rc = 1
+            try:
+                candidate = conn.makefile().readline().strip()
+                rc = _same_kind(cfg, None if original == "-" else original, candidate)
+            finally:
+                conn.sendall(f"{rc}\n".encode())
+                conn.close()
+                os._exit(0)
+        conn.close()
+
+
 def interesting_after(config_path: str, original: str, candidate: str) -> int:
     """The interestingness test of ``after`` mode: the candidate is the after module."""
     with open(config_path) as f:
         cfg = json.load(f)
     return _same_kind(cfg, original, candidate)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "serve":
+        serve(sys.argv[2], sys.argv[3], sys.argv[4])

@@ -17,7 +17,7 @@ from llvmaccel.inputs import ArgSpec, Layout, make_case, parse_arg_spec
 from llvmaccel.irinfo import describe
 
 HERE = Path(__file__).resolve().parent
-PLANTED = f"{sys.executable} {HERE / 'planted_miscompile.py'}"
+PLANTED = f"sh {HERE / 'planted_miscompile.sh'}"
 
 
 def test_describe_finds_index_arrays_counts_and_element_types():
