@@ -44,8 +44,8 @@ test-sanitized:
 	$(SAN_ENV) $(BIN)/llvmaccel fuzz --kernels 60 --seed 0 --out build/fuzz-findings-san
 
 # The bounded fuzz run of CI: fixed seeds, then a time-seeded share; fails on
-# any finding (kept, reduced, in build/fuzz-findings). FUZZ_SECONDS per pass.
-FUZZ_SECONDS ?= 60
+# any finding (kept, reduced, in build/fuzz-findings). FUZZ_SECONDS in all.
+FUZZ_SECONDS ?= 120
 fuzz-ci: setup
 	./scripts/fuzz-ci.sh $(FUZZ_SECONDS)
 
