@@ -18,7 +18,10 @@ import math
 import mmap
 import random
 import struct
+import zlib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .irinfo import FunctionInfo, Param, type_size
 
@@ -250,48 +253,55 @@ def _wrap(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _fill(rng: random.Random, slot: Slot, layout: Layout) -> tuple[bytes, str]:
+_NP_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _fill(rng: np.random.Generator, slot: Slot, layout: Layout) -> tuple[bytes, str]:
     size = type_size(slot.elem)
     count = slot.bytes // size
-    tail = bytes(rng.getrandbits(8) for _ in range(slot.bytes - count * size))
+    tail = rng.integers(0, 256, slot.bytes - count * size, dtype=np.uint8).tobytes()
     if slot.elem in _FLOATS:
-        fmt = _FLOATS[slot.elem][0]
-        special = rng.random() < 0.6
-        edges = _float_edges(layout.fast_math)
-        vals = [rng.choice(edges) if special and rng.random() < 0.15 else rng.uniform(-8, 8)
-                for _ in range(count)]
-        data = struct.pack(f"<{count}{fmt}", *vals)
-        return data + tail, "specials" if special else "finite"
+        dtype = np.float32 if slot.elem == "float" else np.float64
+        vals = rng.uniform(-8.0, 8.0, count).astype(dtype)
+        special = bool(rng.random() < 0.6)
+        if special and count:
+            edges = np.array(_float_edges(layout.fast_math), dtype=np.float64)
+            with np.errstate(over="ignore"):
+                edges = edges.astype(dtype)
+            where = rng.random(count) < 0.15
+            vals[where] = rng.choice(edges, int(where.sum()))
+        return vals.tobytes() + tail, "specials" if special else "finite"
     if slot.elem == "ptr":
         return bytes(slot.bytes), "null pointers"
     bits = _bits(slot.elem)
-    fmt = _INT_FMT[max(1, bits // 8)]
-    note = ""
+    dtype = _NP_INT[max(1, bits // 8)]
+    info = np.iinfo(dtype)
     if slot.bound:
-        vals = [rng.randrange(slot.bound) for _ in range(count)]
+        vals = rng.integers(0, slot.bound, count, dtype=np.int64)
         if slot.spec.sorted:
             vals.sort()
             note = f"sorted indices < {slot.bound}"
         else:
             note = f"indices < {slot.bound}"
-        if rng.random() < 0.3 and count and not slot.spec.sorted:
-            bad = sorted(rng.sample(range(count), max(1, count // 50)))
-            for i in bad:
-                vals[i] = rng.choice([slot.bound, slot.bound + 1, -1, (1 << (bits - 1)) - 1,
-                                      -(1 << (bits - 1))])
-            note += f", out of range at {bad[:8]}{'...' if len(bad) > 8 else ''}"
+        if count and not slot.spec.sorted and rng.random() < 0.3:
+            bad = np.sort(rng.choice(count, max(1, count // 50), replace=False))
+            wrong = np.array([slot.bound, slot.bound + 1, -1, info.max, info.min], dtype=np.int64)
+            vals[bad] = rng.choice(wrong, len(bad))
+            shown = ", ".join(str(int(i)) for i in bad[:8])
+            note += f", out of range at [{shown}{', ...' if len(bad) > 8 else ''}]"
+        vals = vals.astype(dtype) if bits > 1 else (vals & 1).astype(np.int8)
     else:
-        edges = _int_edges(bits)
         mode = rng.random()
         if mode < 0.4:
-            vals = [rng.choice(edges) for _ in range(count)]
+            edges = np.array([_wrap(e, bits) for e in _int_edges(bits)], dtype=np.int64)
+            vals = rng.choice(edges, count)
         elif mode < 0.8:
-            vals = [rng.randint(-4, 64) for _ in range(count)]
+            vals = rng.integers(-4, 65, count, dtype=np.int64)
         else:
-            vals = [rng.getrandbits(bits) for _ in range(count)]
+            vals = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+        vals = vals.astype(dtype) if bits > 1 else (vals & 1).astype(np.int8)
         note = "edge-heavy integers"
-    vals = [_wrap(v, bits) for v in vals]
-    return struct.pack(f"<{count}{fmt}", *vals) + tail, note
+    return vals.astype(dtype, copy=False).tobytes() + tail, note
 
 
 def make_case(layout: Layout, seed: int, number: int) -> Case:
@@ -301,7 +311,8 @@ def make_case(layout: Layout, seed: int, number: int) -> Case:
     for slot in layout.slots:
         i = slot.param.index
         if slot.param.is_pointer:
-            case.buffers[i], case.notes[i] = _fill(rng, slot, layout)
+            key = zlib.crc32(f"{seed}:{number}:{i}".encode())
+            case.buffers[i], case.notes[i] = _fill(np.random.default_rng(key), slot, layout)
         else:
             case.scalars[i] = _scalar_value(rng, slot, layout)
     return case
