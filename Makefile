@@ -13,9 +13,13 @@ LIT_RELEASES := lit-19 lit-20 lit-21 lit-22
 # the checking tools' pytest suites and a short fuzz run against them. The
 # tools (opt, python) are not instrumented, so the runtime is preloaded.
 SANITIZE ?=
-SAN_RUNTIME = $(shell $${CXX:-c++} -print-file-name=libasan.so)
-SAN_ENV = LD_PRELOAD=$(if $(findstring address,$(SANITIZE)),$(SAN_RUNTIME)) \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+# libstdc++ is preloaded too: python does not link it, and ASan's __cxa_throw
+# interceptor needs the real one at start-up. handle_segv=0: the faults that
+# llvmaccel check provokes at guard pages must stay signals.
+SAN_RUNTIME = $(shell $${CXX:-c++} -print-file-name=libasan.so) \
+	$(shell $${CXX:-c++} -print-file-name=libstdc++.so)
+SAN_ENV = LD_PRELOAD="$(if $(findstring address,$(SANITIZE)),$(SAN_RUNTIME))" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=0:handle_sigbus=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	PYTHONPATH=$(CURDIR)/build/py-san-site
 # pytest files that do not import torch or jax (their own native code is not

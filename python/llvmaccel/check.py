@@ -109,10 +109,10 @@ class CheckResult:
         """One line: cases, agreement, findings."""
         verdict = "OK" if self.ok else f"{len(self.findings)} finding(s)"
         fired = ", ".join(f"{k} x{v}" for k, v in self.fired.items()) or "none"
+        fired = f"passes fired: {fired}; " if self.fired or self.statistics else ""
         return (f"@{self.function}: {verdict}; {self.cases} cases ({self.agreed} agreed, "
                 f"{self.undefined} undefined in the original); transformed: "
-                f"{'yes' if self.changed else 'no'}; passes fired: {fired}; "
-                f"{self.seconds:.2f} s")
+                f"{'yes' if self.changed else 'no'}; {fired}{self.seconds:.2f} s")
 
 
 def _text(module: Module | str | bytes | os.PathLike) -> str:
