@@ -23,6 +23,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -300,7 +301,6 @@ def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResu
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stage, current, ended = "start", first, first - 1
     stderr_lines: list[str] = []
-    import threading
 
     def drain() -> None:
         assert proc.stderr is not None
