@@ -104,7 +104,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                 status = max(status, _reduce_finding(args, fn, finding))
         if args.targets and result.ok:
             report = check_targets(text, result.after_ir, fn, args.targets.split(","),
-                                   cases=min(args.cases, 16), seed=args.seed, args=specs)
+                                   cases=min(args.cases, 16), seed=args.seed, args=specs,
+                                   pipeline=args.passes)
             print(report.table())
             if not report.ok:
                 status = 1

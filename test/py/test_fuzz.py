@@ -145,3 +145,15 @@ def test_cross_target_equivalence_and_a_planted_fault():
                 cases=2).after_ir
     rep = check_targets(k.ir, bad, k.function, ["x86_64", "aarch64"], cases=6, args=k.args)
     assert not rep.ok and any(f.startswith("aarch64") for f in rep.findings), rep.table()
+
+
+def test_cli_check_targets_runs_x86_and_compiles_for_a_gpu(tmp_path):
+    k = kernelgen.generate(2, "gather")
+    src = tmp_path / "k.ll"
+    src.write_text(k.ir)
+    specs = [a for name, s in k.args.items() for a in ("--arg", f"{name}={s.to_text()}")]
+    out = subprocess.run([sys.executable, "-m", "llvmaccel", "check", str(src), "--passes",
+                          "accel-prefetch", "--cases", "4", *specs, "--targets", "x86_64,nvptx"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "x86_64: executed" in out.stdout and "nvptx: compiled by llc" in out.stdout
