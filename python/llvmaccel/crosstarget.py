@@ -90,8 +90,18 @@ def available_targets() -> dict[str, str]:
     for name, t in CPU_TARGETS.items():
         missing = [x for x in (t.cc, *t.runner[:1]) if not shutil.which(x)]
         out[name] = f"missing {', '.join(missing)}" if missing else ""
-    for name in GPU_TARGETS:
-        out[name] = "" if _tool("llc") else "missing llc"
+    llc = _tool("llc")
+    registered = ""
+    if llc:
+        registered = subprocess.run([llc, "--version"], capture_output=True, text=True).stdout
+    for name, (triple, _) in GPU_TARGETS.items():
+        arch = triple.split("-")[0]
+        if not llc:
+            out[name] = "missing llc"
+        elif not re.search(rf"^\s+{arch}\s", registered, re.M):
+            out[name] = f"llc of this LLVM has no {arch} target"
+        else:
+            out[name] = ""
     return out
 
 
