@@ -244,19 +244,26 @@ def _run_job(job: dict) -> None:
         _emit({"event": "finding", "kind": "signature", "stage": "compare",
                "detail": f"before {_signature(info_b)}, after {_signature(info_a)}"})
         return
-    specs = {k: ArgSpec(**{f: tuple(v) if isinstance(v, list) else v for f, v in s.items()})
-             for k, s in job.get("args", {}).items()}
-    layout = Layout.build(info_b, specs, info_b.fast_math or info_a.fast_math)
-    _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
-    if job.get("execute", True) is False:
-        return
+    execute = job.get("execute", True) is not False
+    if execute:
+        specs = {k: ArgSpec(**{f: tuple(v) if isinstance(v, list) else v for f, v in s.items()})
+                 for k, s in job.get("args", {}).items()}
+        try:
+            layout = Layout.build(info_b, specs, info_b.fast_math or info_a.fast_math)
+        except (KeyError, TypeError) as err:
+            _emit({"event": "error", "detail": f"ValueError: {err}"})
+            return
+        _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
     _emit({"event": "stage", "stage": "compile"})
-    kb = jit.compile(before, "verify")[fn]
+    kb = jit.compile(before, "verify")[fn]  # an original that does not compile is an error
     try:
         ka = jit.compile(after, "verify")[fn]
     except LLVMAccelError as err:
         _emit({"event": "finding", "kind": "codegen", "stage": "compile",
                "detail": f"the original compiles, the result does not: {err}"})
+        return
+    if not execute:
+        _emit({"event": "done", "counts": {"ok": 0, "both-undefined": 0}})
         return
     counts = {"ok": 0, "both-undefined": 0}
     timeout, ulps, seed = job.get("timeout", 2.0), job.get("ulps", 16), job.get("seed", 0)

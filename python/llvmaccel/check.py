@@ -344,6 +344,8 @@ def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResu
                     detail = event["detail"]
                     if detail.startswith("PipelineError"):
                         raise PipelineError(detail.split(": ", 1)[1])
+                    if detail.startswith("ValueError"):
+                        raise ValueError(detail.split(": ", 1)[1])
                     raise LLVMAccelError(detail)
                 result.findings.append(Finding("error", stage, event["detail"]))
             elif kind == "end":

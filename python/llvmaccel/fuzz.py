@@ -146,13 +146,16 @@ def fuzz(
                       pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
                       reduce_findings)
         for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
-            report.stress_modules += 1
+            # An llvm-stress module the JIT cannot compile even before the
+            # pass ("error") says nothing about the pass: not counted.
+            found = [f for f in r.findings if f.kind != "error"]
+            report.stress_modules += len(found) == len(r.findings)
             report.stress_transformed += bool(r.fired.get(pass_name))
-            for f in r.findings:
+            for f in found:
                 report.findings[f.kind] += 1
-            if r.findings:
+            if found:
                 _keep(report, out_dir, f"{pass_name}-stress-{s}", ir, _stress_function(ir),
-                      pipeline, r.findings[0], {}, False)
+                      pipeline, found[0], {}, False)
         next_seed += n
         if progress:
             print(f"  ... {report.kernels} kernels, {report.stress_modules} llvm-stress modules, "
