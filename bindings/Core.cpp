@@ -181,6 +181,8 @@ FunctionInfo describeFunction(const Function &F) {
   Info.ReturnType = typeToString(F.getReturnType());
   for (Type *T : F.getFunctionType()->params())
     Info.ParamTypes.push_back(typeToString(T));
+  for (const Argument &A : F.args())
+    Info.ParamReadOnly.push_back(A.onlyReadsMemory() || F.onlyReadsMemory());
   return Info;
 }
 
@@ -322,9 +324,31 @@ Status verifyWithMessage(Module &M, const std::string &What) {
   return Status();
 }
 
+/// Pipelines nested deeper than this are refused before LLVM parses them:
+/// its recursive parser runs out of stack at a few thousand levels, and real
+/// pipelines nest fewer than ten (`cgscc(devirt<4>(function(loop(...))))`).
+constexpr unsigned MaxPipelineDepth = 100;
+
+/// The deepest nesting of parentheses in \p Pipeline.
+unsigned pipelineDepth(StringRef Pipeline) {
+  unsigned Depth = 0, Max = 0;
+  for (char C : Pipeline) {
+    if (C == '(')
+      Max = std::max(Max, ++Depth);
+    else if (C == ')' && Depth)
+      --Depth;
+  }
+  return Max;
+}
+
 Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
                    Report &R) {
   initializeLLVM();
+  if (unsigned Depth = pipelineDepth(Opts.Pipeline); Depth > MaxPipelineDepth)
+    return Status::error(Status::PipelineError,
+                         "pipeline nests " + std::to_string(Depth) +
+                             " levels deep; at most " +
+                             std::to_string(MaxPipelineDepth) + " are allowed");
   Status S;
   PassPlugin *P = getPlugin(S);
   if (!P)
@@ -370,6 +394,17 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
   P->registerPassBuilderCallbacks(PB);
   if (TM)
     FAM.registerPass([&] { return TM->getTargetIRAnalysis(); });
+  // The first registration of an analysis wins: this one before the
+  // PassBuilder's default library info.
+  std::unique_ptr<TargetLibraryInfoImpl> TLII;
+  if (!Opts.VectorLibrary.empty()) {
+    if (Opts.VectorLibrary != "libmvec")
+      return Status::error(Status::PipelineError,
+                           "unknown vector library '" + Opts.VectorLibrary +
+                               "' (expected 'libmvec' or nothing)");
+    TLII = accel::createLibmvecTLII(Triple(accel::tripleString(M)));
+    FAM.registerPass([&] { return TargetLibraryAnalysis(*TLII); });
+  }
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
@@ -428,8 +463,9 @@ Status parseInto(MemoryBufferRef Buf, std::shared_ptr<ModuleHandle> &Out) {
   std::unique_ptr<Module> M = parseIR(Buf, Diag, *Ctx);
   if (!M) {
     Status S = Status::error(Status::ParseError, Diag.getMessage().str());
-    S.Line = Diag.getLineNo();
-    S.Column = Diag.getColumnNo() + 1;
+    // LLVM says -1 where it has no position (bitcode); we say 0.
+    S.Line = std::max(Diag.getLineNo(), 0);
+    S.Column = S.Line ? std::max(Diag.getColumnNo(), 0) + 1 : 0;
     return S;
   }
   Out = std::make_shared<ModuleHandle>(std::move(Ctx), std::move(M));
@@ -463,19 +499,52 @@ Status passCatalog(std::string &Out) {
 std::string llvmVersion() { return LLVM_VERSION_STRING; }
 std::string hostCPU() { return sys::getHostCPUName().str(); }
 
+Status hostInfo(HostInfo &Out) {
+  initializeLLVM();
+  auto JTMB = orc::JITTargetMachineBuilder::detectHost();
+  if (!JTMB)
+    return Status::error(Status::JITError, toString(JTMB.takeError()));
+  auto TM = JTMB->createTargetMachine();
+  if (!TM)
+    return Status::error(Status::JITError, toString(TM.takeError()));
+  Out.Triple = (*TM)->getTargetTriple().str();
+  Out.CPU = (*TM)->getTargetCPU().str();
+  for (const auto &Feature : sys::getHostCPUFeatures())
+    if (Feature.second)
+      Out.Features.push_back(Feature.first().str());
+  std::sort(Out.Features.begin(), Out.Features.end());
+  // TTI answers per function, with the function's attributes in force: ask
+  // for an empty function compiled as the JIT compiles kernels.
+  LLVMContext Ctx;
+  Module M("host-info", Ctx);
+  M.setDataLayout((*TM)->createDataLayout());
+  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                                 GlobalValue::ExternalLinkage, "f", M);
+  F->addFnAttr("target-cpu", Out.CPU);
+  F->addFnAttr("target-features", (*TM)->getTargetFeatureString());
+  TargetTransformInfo TTI = (*TM)->getTargetTransformInfo(*F);
+  Out.VectorBits = unsigned(
+      TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue());
+  Out.VectorRegisters =
+      TTI.getNumberOfRegisters(TTI.getRegisterClassForType(/*Vector=*/true));
+  return Status();
+}
+
+bool vectorLibraryHas(const std::string &VectorLibrary,
+                      const std::string &Name) {
+  if (VectorLibrary != "libmvec")
+    return false;
+  initializeLLVM();
+  static const std::unique_ptr<TargetLibraryInfoImpl> TLII =
+      accel::createLibmvecTLII(Triple(sys::getProcessTriple()));
+  return TLII->isFunctionVectorizable(Name);
+}
+
 Status parseIR(const std::string &Buffer, const std::string &Name,
                std::shared_ptr<ModuleHandle> &Out) {
   initializeLLVM();
   return parseInto(MemoryBufferRef(Buffer, Name), Out);
-}
-
-Status loadModule(const std::string &Path, std::shared_ptr<ModuleHandle> &Out) {
-  initializeLLVM();
-  auto Buf = MemoryBuffer::getFile(Path);
-  if (!Buf)
-    return Status::error(Status::IOError, "cannot read '" + Path +
-                                              "': " + Buf.getError().message());
-  return parseInto((*Buf)->getMemBufferRef(), Out);
 }
 
 std::string printModule(ModuleHandle &H) {

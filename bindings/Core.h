@@ -46,6 +46,9 @@ struct FunctionInfo {
   bool IsDeclaration = false;
   std::string ReturnType;
   std::vector<std::string> ParamTypes;
+  /// Per parameter: the function only reads through it (`readonly` or
+  /// `readnone` on the parameter, or a function that only reads memory).
+  std::vector<bool> ParamReadOnly;
 };
 
 struct Remark {
@@ -77,7 +80,26 @@ struct RunOptions {
   /// "": use the module's triple (no target if it has none); "host": compile
   /// for this machine (triple, CPU and features), updating the module.
   std::string Target;
+  /// "libmvec": the vectorizer may call glibc's vector math variants for the
+  /// functions LLVM's library tables know (the library must be loaded in the
+  /// process for the JIT to resolve them); "": no vector library.
+  std::string VectorLibrary;
 };
+
+/// What LLVM knows of this machine, for code generators sizing their loops.
+struct HostInfo {
+  std::string Triple, CPU;
+  std::vector<std::string> Features; ///< Enabled features, LLVM's names.
+  /// Fixed-width vector register bits the target's tuning uses (TTI: 256 on
+  /// x86 CPUs that prefer 256-bit vectors even with AVX-512), and the number
+  /// of vector registers.
+  unsigned VectorBits = 0, VectorRegisters = 0;
+};
+Status hostInfo(HostInfo &Out);
+/// Whether \p VectorLibrary ("libmvec") has a vector variant of the scalar
+/// function or intrinsic \p Name for the host.
+bool vectorLibraryHas(const std::string &VectorLibrary,
+                      const std::string &Name);
 
 class ModuleHandle;
 class JITHandle;
@@ -93,7 +115,6 @@ std::string hostCPU();
 
 Status parseIR(const std::string &Buffer, const std::string &Name,
                std::shared_ptr<ModuleHandle> &Out);
-Status loadModule(const std::string &Path, std::shared_ptr<ModuleHandle> &Out);
 
 std::string printModule(ModuleHandle &M);
 std::string moduleBitcode(ModuleHandle &M);

@@ -68,7 +68,8 @@ void translate(const CoreError &E) {
 }
 
 py::tuple functionTuple(const FunctionInfo &F) {
-  return py::make_tuple(F.Name, F.IsDeclaration, F.ReturnType, F.ParamTypes);
+  return py::make_tuple(F.Name, F.IsDeclaration, F.ReturnType, F.ParamTypes,
+                        F.ParamReadOnly);
 }
 
 py::dict reportDict(const Report &R) {
@@ -96,8 +97,10 @@ py::dict reportDict(const Report &R) {
 
 RunOptions runOptions(const std::string &Pipeline, bool VerifyEach,
                       const std::string &RemarkFilter,
-                      const std::string &Target, const std::string &Auto) {
+                      const std::string &Target, const std::string &Auto,
+                      const std::string &VectorLibrary) {
   RunOptions O;
+  O.VectorLibrary = VectorLibrary;
   O.Auto = Auto;
   O.Pipeline = Pipeline;
   O.VerifyEach = VerifyEach;
@@ -196,54 +199,63 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("buffer"), py::arg("name"));
   m.def(
-      "load_module",
-      [](const std::string &Path) {
-        std::shared_ptr<ModuleHandle> Out;
-        Status S;
-        {
-          py::gil_scoped_release NoGIL;
-          S = loadModule(Path, Out);
-        }
-        check(S);
-        return PyModuleRef{Out};
-      },
-      py::arg("path"));
-  m.def(
       "run_passes",
       [](PyModuleRef &M, const std::string &Pipeline, bool VerifyEach,
          const std::string &RemarkFilter, const std::string &Target,
-         const std::string &Auto) {
+         const std::string &Auto, const std::string &VectorLibrary) {
         Report R;
         Status S;
         {
           py::gil_scoped_release NoGIL;
-          S = runPasses(
-              *M.H,
-              runOptions(Pipeline, VerifyEach, RemarkFilter, Target, Auto), R);
+          S = runPasses(*M.H,
+                        runOptions(Pipeline, VerifyEach, RemarkFilter, Target,
+                                   Auto, VectorLibrary),
+                        R);
         }
         check(S);
         return reportDict(R);
       },
       py::arg("module"), py::arg("pipeline"), py::arg("verify_each"),
-      py::arg("remark_filter"), py::arg("target"), py::arg("auto_passes"));
+      py::arg("remark_filter"), py::arg("target"), py::arg("auto_passes"),
+      py::arg("vector_library") = "");
   m.def(
       "jit_compile",
       [](PyModuleRef &M, const std::string &Pipeline,
-         const std::string &RemarkFilter, const std::string &Auto) {
+         const std::string &RemarkFilter, const std::string &Auto,
+         const std::string &VectorLibrary) {
         Report R;
         std::shared_ptr<JITHandle> J;
         Status S;
         {
           py::gil_scoped_release NoGIL;
-          S = jitCompile(
-              *M.H, runOptions(Pipeline, false, RemarkFilter, "host", Auto), R,
-              J);
+          S = jitCompile(*M.H,
+                         runOptions(Pipeline, false, RemarkFilter, "host", Auto,
+                                    VectorLibrary),
+                         R, J);
         }
         check(S);
         return py::make_tuple(PyJITRef{J}, reportDict(R));
       },
       py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"),
-      py::arg("auto_passes"));
+      py::arg("auto_passes"), py::arg("vector_library") = "");
+  m.def("host_info", []() {
+    HostInfo Info;
+    Status S;
+    {
+      py::gil_scoped_release NoGIL;
+      S = hostInfo(Info);
+    }
+    check(S);
+    py::dict D;
+    D["triple"] = Info.Triple;
+    D["cpu"] = Info.CPU;
+    D["features"] = Info.Features;
+    D["vector_bits"] = Info.VectorBits;
+    D["vector_registers"] = Info.VectorRegisters;
+    return D;
+  });
+  m.def("vector_library_has", &vectorLibraryHas, py::arg("vector_library"),
+        py::arg("name"));
 
   // The XLA FFI handler for jax.ffi (XlaFfi.h) and its kernel registry.
   m.def("xla_ffi_handler_address", &xlaffi::handlerAddress);

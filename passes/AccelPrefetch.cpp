@@ -100,7 +100,7 @@
 /// iterations, hence many independent misses. Prefetching still gains there
 /// when the table is far larger than the caches, but costs instructions when
 /// it fits in them, and the pass cannot know the table's size. Indirect
-/// prefetching within one loop therefore requires MinWorkPerIndirectAccess
+/// prefetching within one loop therefore requires `min-work`
 /// units of TTI cost per indirect cache line and iteration, where few misses
 /// fit in the window. A look-ahead across the iterations of an outer loop
 /// (CSR nests) is exempt: it runs past the inner loop's exits, which bound
@@ -109,7 +109,7 @@
 /// prefetching.
 /// Strided accesses below min-stride are left to the hardware prefetcher;
 /// strided and indirect accesses to an object known to be at most
-/// CacheResidentBytes large are left alone.
+/// `resident-bytes` large are left alone.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -137,7 +137,6 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
@@ -188,37 +187,11 @@ constexpr unsigned MaxLinesParam = 64;
 /// Trip count assumed for an inner loop whose trip count is unknown, when
 /// weighting its cost in the cost of one outer iteration.
 constexpr unsigned DefaultInnerTripCount = 16;
-/// Units of TTI cost an iteration must carry per indirect access (a group
-/// of lines reached through one index) when the look-ahead stays within the
-/// loop. Below it the reorder buffer already spans many independent misses
-/// (a 224-entry window over a 10-instruction gather loop holds 20+), and
-/// prefetching gains only on tables far larger than the caches: measured on
-/// `s += T[idx[i]]` (about 9 units per access) with min-work=0, 1.18x over
-/// a 1 GiB table but 0.97-0.98x over a 64 KiB one (hand prefetching: 0.92-
-/// 0.98x), and the pass cannot tell them apart. Embedding bags (a 4-line row
-/// per index, 37 units at -O2) gain. CSR nests looking ahead across rows are
-/// exempt (see the file comment).
-static cl::opt<unsigned> MinWorkPerIndirectAccess(
-    "accel-prefetch-min-work", cl::Hidden, cl::init(16),
-    cl::desc("Units of TTI cost an iteration must carry per indirect access "
-             "for accel-prefetch to prefetch it"));
-/// Independent accesses a core keeps in flight: the L1 miss buffers of
-/// current cores (10-24). The lines of one access (an embedding row) are
-/// adjacent and share a DRAM page, so they count once. A longer look-ahead
-/// only queues prefetches behind full buffers and evicts lines before use;
-/// measured here, about 16 accesses ahead is at or near the best for
-/// embedding bags, hash probes, CSR SpMV and gathers alike.
-static cl::opt<unsigned> MaxAccessesInFlight(
-    "accel-prefetch-accesses-in-flight", cl::Hidden, cl::init(16),
-    cl::desc("Most prefetched accesses accel-prefetch keeps in flight when "
-             "it computes the distance"));
-/// Objects at most this large are assumed to stay in cache (the L2 of one
-/// core): prefetching a gather from them, or a strided walk over them, only
-/// adds work.
-static cl::opt<unsigned> CacheResidentBytes(
-    "accel-prefetch-cache-resident-bytes", cl::Hidden, cl::init(1 << 20),
-    cl::desc("Size in bytes up to which accel-prefetch assumes an object "
-             "stays in cache"));
+/// The defaults of the cost gates (`min-work`, `in-flight`,
+/// `resident-bytes`; AccelPrefetchOptions says what each means and why).
+constexpr unsigned MaxMinWorkParam = 1000000;
+constexpr unsigned MaxInFlightParam = 1024;
+constexpr unsigned MaxResidentBytesParam = 1u << 30;
 
 /// Loops known to run at most this many iterations are left alone (runtime
 /// unrolling remainders, short fixed loops): every look-ahead would clamp.
@@ -587,6 +560,9 @@ llvm::parseAccelPrefetchOptions(StringRef Params) {
             /*PowerOf2=*/true);
   P.integer("min-stride", Opts.MinStride, 0, MaxMinStrideParam);
   P.integer("max-lines", Opts.MaxLines, 1, MaxLinesParam);
+  P.integer("min-work", Opts.MinWork, 0, MaxMinWorkParam);
+  P.integer("in-flight", Opts.InFlight, 1, MaxInFlightParam);
+  P.integer("resident-bytes", Opts.ResidentBytes, 0, MaxResidentBytesParam);
   P.flag("indirect", Opts.Indirect);
   P.flag("strided", Opts.Strided);
   P.flag("writes", Opts.Writes);
@@ -607,6 +583,9 @@ void AccelPrefetchPass::printPipeline(
   if (Opts.MinStride)
     OS << "min-stride=" << *Opts.MinStride << ';';
   OS << "max-lines=" << Opts.MaxLines << ';';
+  OS << "min-work=" << Opts.MinWork << ';';
+  OS << "in-flight=" << Opts.InFlight << ';';
+  OS << "resident-bytes=" << Opts.ResidentBytes << ';';
   OS << (Opts.Indirect ? "" : "no-") << "indirect;";
   OS << (Opts.Strided ? "" : "no-") << "strided;";
   OS << (Opts.Writes ? "" : "no-") << "writes>";
@@ -650,11 +629,11 @@ std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
 }
 
 /// Declines \p G, with a remark naming it \p What, when it accesses an
-/// object known to be at most CacheResidentBytes large.
+/// object known to be at most `resident-bytes` large.
 bool LoopPrefetcher::declineCacheResident(const AccessGroup &G,
                                           const char *What) {
   std::optional<uint64_t> Size = knownObjectSize(G.Base);
-  if (!Size || *Size > CacheResidentBytes)
+  if (!Size || *Size > Opts.ResidentBytes)
     return false;
   declineGroup(G, "CacheResident",
                Twine(What) + " is only " + Twine(*Size) +
@@ -826,7 +805,7 @@ unsigned LoopPrefetcher::computeDistance(uint64_t Cost, unsigned Groups) const {
   unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
   uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
   uint64_t D = divideCeil(Latency, Cycles);
-  D = std::min<uint64_t>(D, MaxAccessesInFlight / std::max(Groups, 1u));
+  D = std::min<uint64_t>(D, Opts.InFlight / std::max(Groups, 1u));
   D = std::clamp<uint64_t>(D, MinDistance, MaxDistance);
   return std::min<uint64_t>(D, TTI.getMaxPrefetchIterationsAhead());
 }
@@ -1867,7 +1846,7 @@ bool LoopPrefetcher::run() {
   // branch, often mispredicted): it pays off even when the work per access
   // is small.
   uint64_t WorkPerAccess = Chosen.empty() ? 0 : Work / Chosen.size();
-  if (!Chosen.empty() && !Nest && WorkPerAccess < MinWorkPerIndirectAccess) {
+  if (!Chosen.empty() && !Nest && WorkPerAccess < Opts.MinWork) {
     for (AccessGroup *G : Chosen)
       ORE.emit([&] {
         return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
@@ -1875,7 +1854,7 @@ bool LoopPrefetcher::run() {
                << "[...] via " << ore::NV("Index", chainNames(*G))
                << ": the loop does " << ore::NV("Work", WorkPerAccess)
                << " units of work per indirect access (needs "
-               << ore::NV("MinWork", unsigned(MinWorkPerIndirectAccess))
+               << ore::NV("MinWork", Opts.MinWork)
                << "): out-of-order execution already overlaps these misses";
       });
     NumAccessesDeclined += Chosen.size();

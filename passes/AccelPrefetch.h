@@ -31,6 +31,27 @@ struct AccelPrefetchOptions {
   std::optional<unsigned> CacheLine;
   std::optional<unsigned> MinStride;
   unsigned MaxLines = 8;
+  /// Units of TTI cost an iteration must carry per indirect access (a group
+  /// of lines reached through one index) when the look-ahead stays within
+  /// the loop. Below it the reorder buffer already spans many independent
+  /// misses (a 224-entry window over a 10-instruction gather loop holds
+  /// 20+), and prefetching gains only on tables far larger than the caches:
+  /// measured on `s += T[idx[i]]` (about 9 units per access) with
+  /// min-work=0, 1.18x over a 1 GiB table but 0.97-0.98x over a 64 KiB one,
+  /// and the pass cannot tell them apart. Embedding bags (a 4-line row per
+  /// index, 37 units at -O2) gain. CSR nests looking ahead across rows are
+  /// exempt.
+  unsigned MinWork = 16;
+  /// Independent accesses a core keeps in flight: the L1 miss buffers of
+  /// current cores (10-24). The lines of one access (an embedding row) are
+  /// adjacent and count once. A longer look-ahead only queues prefetches
+  /// behind full buffers; measured, about 16 accesses ahead is at or near
+  /// the best for embedding bags, hash probes, CSR SpMV and gathers alike.
+  unsigned InFlight = 16;
+  /// Objects at most this large are assumed to stay in cache (the L2 of one
+  /// core): prefetching a gather from them, or a strided walk over them,
+  /// only adds work.
+  unsigned ResidentBytes = 1u << 20;
   bool Indirect = true;
   bool Strided = true;
   bool Writes = false;

@@ -15,6 +15,7 @@
 #define LLVMACCEL_COMPAT_H
 
 #include "llvm/ADT/Statistic.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/IRBuilder.h"
@@ -73,6 +74,27 @@ inline void registerPipelineEarlySimplification(PassBuilder &PB,
       });
 #else
   PB.registerPipelineEarlySimplificationEPCallback(C);
+#endif
+}
+
+/// Library information for \p T that maps math functions and intrinsics to
+/// glibc's vector variants (libmvec), as clang's -fveclib=libmvec does. The
+/// enumerator moved: TargetLibraryInfoImpl::LIBMVEC_X86 up to LLVM 20,
+/// ::LIBMVEC in 21 (with AArch64 support), llvm::VectorLibrary::LIBMVEC in 22
+/// (20 and 21 are not installed here; 19 and 22 are built and tested).
+inline std::unique_ptr<TargetLibraryInfoImpl>
+createLibmvecTLII(const Triple &T) {
+#if LLVM_VERSION_MAJOR >= 22
+  return std::make_unique<TargetLibraryInfoImpl>(T, VectorLibrary::LIBMVEC);
+#else
+  auto TLII = std::make_unique<TargetLibraryInfoImpl>(T);
+#if LLVM_VERSION_MAJOR >= 21
+  TLII->addVectorizableFunctionsFromVecLib(TargetLibraryInfoImpl::LIBMVEC, T);
+#else
+  TLII->addVectorizableFunctionsFromVecLib(TargetLibraryInfoImpl::LIBMVEC_X86,
+                                           T);
+#endif
+  return TLII;
 #endif
 }
 

@@ -120,20 +120,28 @@ ArrayRef<ParamEntry> allParams() {
   return Params;
 }
 
-/// Warns once about names in the -llvmaccel-auto list that are not passes.
+/// Stops with an error, as a bad command-line option does, when the
+/// -llvmaccel-auto list (or $LLVMACCEL_AUTO) names something that is not an
+/// llvmaccel pass. (The Python package validates its own selections before
+/// they get here, so this never ends an interpreter.)
 void checkAutoSelection() {
-  static std::atomic<bool> Checked{false};
-  if (Checked.exchange(true))
+  if (AutoOverride)
     return;
   std::string Selection = autoSelection();
   StringRef Sel = StringRef(Selection).trim();
   if (Sel == "all" || Sel == "none" || Sel.empty())
     return;
-  for (const std::string &Name : autoNames(Sel))
-    if (none_of(allPasses(),
-                [&](const PassEntry &P) { return P.Name == Name; }))
-      WithColor::warning(errs(), "LLVMAccel")
-          << "-llvmaccel-auto names unknown pass '" << Name << "'\n";
+  for (const std::string &Name : autoNames(Sel)) {
+    if (any_of(allPasses(), [&](const PassEntry &P) { return P.Name == Name; }))
+      continue;
+    std::string Known;
+    for (const PassEntry &P : allPasses())
+      Known += (Known.empty() ? "" : ", ") + P.Name.str();
+    WithColor::error(errs(), "LLVMAccel")
+        << "-llvmaccel-auto names unknown pass '" << Name
+        << "' (known: all, none, " << Known << ")\n";
+    exit(1);
+  }
 }
 
 /// Parses `NAME` or `NAME<params>` for one pass of Passes.def into \p PM.

@@ -31,12 +31,23 @@ reused, the 64 MiB of rows a DLRM batch touches would partly stay in the
 variants cycle through the same pool, so each sees every batch equally often.
 
 Models: ``dlrm`` (embedding bags, MLPs, interaction), ``emb`` (the DLRM's
-embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``.
+embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``,
+and ``ops``: single ops on a 2048x4096 float32 input (tanh, tanh then a row
+sum, exp, gelu, softmax, an affine row sum, layer norm) and
+``scaled_dot_product_attention`` (8 x 4 heads x 256 x 64).
+
+Results are kept per host: ``bench/results/frontends.json`` holds one entry
+per CPU it was recorded on (vendor, model name, family/model, LLVM's CPU
+name), and a run replaces only its own host's figures for the models it ran;
+``frontends.md`` shows every host. ``--threads N`` runs every variant with N
+threads (default 1).
 
 Usage::
 
-    .venv/bin/python bench/frontends/run.py            # full run (~5-10 min)
-    .venv/bin/python bench/frontends/run.py --quick    # tiny sizes, seconds
+    .venv/bin/python bench/frontends/run.py            # full run (~10-15 min)
+    .venv/bin/python bench/frontends/run.py --models ops --threads 2
+    .venv/bin/python bench/frontends/run.py --quick    # tiny sizes, seconds;
+                                                       # writes bench/work/frontends-quick
 """
 
 from __future__ import annotations
@@ -150,6 +161,42 @@ class Block(nn.Module):
 POOL = 8
 
 
+class Op(nn.Module):
+    """One op (or a short chain) as a model, for the ``ops`` set."""
+
+    def __init__(self, fn, *params: torch.Tensor):
+        super().__init__()
+        self.fn = fn
+        self.params = nn.ParameterList([nn.Parameter(p, requires_grad=False) for p in params])
+
+    def forward(self, *xs):
+        return self.fn(*xs, *self.params)
+
+
+def op_models(s: Sizes) -> dict[str, tuple[nn.Module, list[tuple]]]:
+    """The ``ops`` set: name -> (model, pool of inputs)."""
+    rows, cols = (2048, 4096) if s is FULL else (64, 128)
+    g = torch.Generator().manual_seed(0)
+
+    def pool(*shape):
+        return [(torch.randn(*shape, generator=g),) for _ in range(POOL)]
+
+    x = pool(rows, cols)
+    b, h, t, dh = (8, 4, 256, 64) if s is FULL else (2, 2, 16, 8)
+    qkv = [tuple(torch.randn(b, h, t, dh, generator=g) for _ in range(3)) for _ in range(POOL)]
+    return {
+        "op_tanh": (Op(torch.tanh), x),
+        "op_tanh_sum": (Op(lambda x: torch.tanh(x).sum(-1)), x),
+        "op_exp": (Op(torch.exp), x),
+        "op_gelu": (Op(F.gelu), x),
+        "op_softmax": (Op(lambda x: torch.softmax(x, -1)), x),
+        "op_affine_sum": (Op(lambda x: (x * 1.5 + 0.5).sum(-1)), x),
+        "op_layer_norm": (Op(lambda x, w, bias: F.layer_norm(x, (cols,), w, bias),
+                             torch.randn(cols, generator=g), torch.randn(cols, generator=g)), x),
+        "op_sdpa": (Op(F.scaled_dot_product_attention), qkv),
+    }
+
+
 def dlrm_inputs(s: Sizes, seed: int = 0):
     g = torch.Generator().manual_seed(seed)
     dense = torch.randn(s.batch, s.dense, generator=g)
@@ -208,6 +255,9 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
     """
     import llvmaccel.torch as lt
 
+    # Models of one class share their forward's code object: without a reset,
+    # dynamo's recompile limit would quietly run later models eagerly.
+    torch._dynamo.reset()
     model.eval()
     variants = {
         "llvmaccel": torch.compile(model, backend="llvmaccel", dynamic=False),
@@ -338,16 +388,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     ap.add_argument("--rounds", type=int, default=None)
-    ap.add_argument("--out", type=Path, default=RESULTS,
-                    help="directory for frontends.json and frontends.md")
-    ap.add_argument("--models", default="dlrm,emb,mlp,block")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="directory for frontends.json and frontends.md (default: "
+                         "bench/results, or bench/work/frontends-quick with --quick)")
+    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops")
+    ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     s = QUICK if opts.quick else FULL
     if opts.jax_worker:
         return jax_worker(s)
     rounds = opts.rounds or s.rounds
-    torch.set_num_threads(1)
+    out_dir = opts.out or (REPO / "bench" / "work" / "frontends-quick" if opts.quick else RESULTS)
+    torch.set_num_threads(opts.threads)
     torch.manual_seed(0)
     os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
     results = []
@@ -379,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
             "transformer_block", Block(s),
             [(torch.randn(s.block_batch, s.block_seq, s.block_dim),) for _ in range(POOL)],
             rounds))
+    if "ops" in models:
+        for name, (model, pool) in op_models(s).items():
+            results.append(bench_model(name, model, pool, rounds))
     command = shlex.join([".venv/bin/python", "bench/frontends/run.py",
                           *(argv if argv is not None else sys.argv[1:])])
     meta = {
@@ -386,8 +442,9 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.machine(),
         "cpu": _cpu_name(),
+        "host": _host(),
         "torch": torch.__version__,
-        "threads": 1,
+        "threads": opts.threads,
         "rounds": rounds,
         "sizes": asdict(s),
     }
@@ -400,12 +457,64 @@ def main(argv: list[str] | None = None) -> int:
     import llvmaccel
 
     meta["llvm"] = llvmaccel.llvm_version()
-    opts.out.mkdir(parents=True, exist_ok=True)
-    (opts.out / "frontends.json").write_text(json.dumps({"meta": meta, "results": results},
-                                                        indent=2) + "\n")
-    (opts.out / "frontends.md").write_text(_markdown(meta, results))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hosts = _merge_host(out_dir / "frontends.json", meta, results)
+    (out_dir / "frontends.json").write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
+    (out_dir / "frontends.md").write_text(_markdown_hosts(hosts))
     print(_markdown(meta, results))
     return 0
+
+
+def _host() -> dict:
+    """The CPU, as /proc/cpuinfo and LLVM name it, with a key for results."""
+    info = {"vendor": "", "family": "", "model": ""}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "vendor_id" and not info["vendor"]:
+                info["vendor"] = value
+            elif key == "cpu family" and not info["family"]:
+                info["family"] = value
+            elif key == "model" and not info["model"]:
+                info["model"] = value
+    except OSError:
+        pass
+    from llvmaccel.target import host
+
+    info["llvm_cpu"] = host().cpu
+    info["key"] = "-".join(filter(None, [info["vendor"].lower(), info["family"], info["model"],
+                                         info["llvm_cpu"]])) or platform.machine()
+    return info
+
+
+def _merge_host(path: Path, meta: dict, results: list[dict]) -> dict:
+    """The results file's hosts with this run's figures in place: earlier
+    hosts are kept, and on this host only the models this run measured (with
+    the same thread count) are replaced."""
+    hosts: dict = {}
+    if path.exists():
+        old = json.loads(path.read_text())
+        if "hosts" in old:
+            hosts = old["hosts"]
+        elif "meta" in old:  # the first format: one host, before hosts were named
+            hosts = {"amd-epyc (family/model not recorded) (1 thread)": old}
+    key = f"{meta['host']['key']} ({meta['threads']} thread{'s' * (meta['threads'] > 1)})"
+    entry = hosts.get(key, {"meta": meta, "results": []})
+    measured = {r["model"] for r in results}
+    kept = [r for r in entry["results"] if r["model"] not in measured]
+    hosts[key] = {"meta": meta, "results": kept + results}
+    return hosts
+
+
+def _markdown_hosts(hosts: dict) -> str:
+    parts = ["# llvmaccel frontends benchmark\n",
+             "One section per host (and thread count) the benchmark was recorded on; a run "
+             "replaces only its own host's figures for the models it measured.\n"]
+    for key, entry in hosts.items():
+        parts.append(f"## {key}\n")
+        parts.append(_markdown(entry["meta"], entry["results"]).split("\n", 2)[2])
+    return "\n".join(parts)
 
 
 def _cpu_name() -> str:
@@ -425,7 +534,8 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         "",
         f"Reproduce: `{meta['command']}`",
         "",
-        f"{meta['date']}, {meta['cpu']}, 1 thread, torch {meta['torch']}, "
+        f"{meta['date']}, {meta['cpu']}, {meta.get('threads', 1)} thread(s), "
+        f"torch {meta['torch']}, "
         f"jax {meta.get('jax', '-')}, LLVM {meta['llvm']}; median of {meta['rounds']} "
         "interleaved rounds; each call takes the next of "
         f"{POOL} input batches (other rows each time, see the module docstring). "

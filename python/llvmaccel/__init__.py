@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from . import jit, kernelgen
 from .check import CheckResult, Finding, check
-from .errors import IRParseError, JITError, LLVMAccelError, PipelineError, VerifyError
+from .errors import (
+    IRParseError,
+    JITError,
+    KernelZeroDivisionError,
+    LLVMAccelError,
+    PipelineError,
+    VerifyError,
+)
 from .ir import Function, Module, load_module, parse_ir
 from .pipeline import (
     PassInfo,
@@ -38,6 +45,7 @@ __all__ = [
     "Function",
     "IRParseError",
     "JITError",
+    "KernelZeroDivisionError",
     "LLVMAccelError",
     "Module",
     "PassInfo",

@@ -269,7 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LLVMAccelError as err:
         print(f"llvmaccel: error: {err}", file=sys.stderr)
         return 1
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except OSError as err:
+        what = f"cannot read '{err.filename}': {err.strerror}" if err.filename else str(err)
+        print(f"llvmaccel: error: {what}", file=sys.stderr)
+        return 1
+    except (ValueError, KeyError, TypeError) as err:
         print(f"llvmaccel: error: {err}", file=sys.stderr)
         return 1
 

@@ -34,9 +34,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import jit
+from . import jit, vecmath
 from ._native import core
 from .codegen import Kernel, generate
+from .errors import KernelZeroDivisionError
 from .graph import DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
 from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
@@ -282,8 +283,8 @@ class CompiledGraph:
     def _raise(self, rc: int) -> None:
         kind, message = self.kernel.errors.get(rc, ("RuntimeError",
                                                     f"kernel failed with code {rc}"))
-        raise {"IndexError": IndexError, "ValueError": ValueError}.get(
-            kind, RuntimeError)(message)
+        raise {"IndexError": IndexError, "ValueError": ValueError,
+               "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
 
     def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> tuple[list[Any], _Plan]:
         """A call with any inputs: checked, converted. Returns all output
@@ -390,7 +391,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
-           _plugin_id())
+           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "")
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
@@ -421,7 +422,8 @@ def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
         bitcode, report = _disk_load(directory, digest)
     if bitcode is None or report is None:
         module = parse_ir(kernel.ir, name="llvmaccel-graph")
-        report = run_passes(module, pipeline, target="host", auto=key[5].split(","))
+        report = run_passes(module, pipeline, target="host", auto=key[5].split(","),
+                            vector_library=key[7] or None)
         bitcode = module.to_bitcode()
         _stats.optimizations += 1
         if directory is not None:

@@ -13,6 +13,7 @@ the speedup.
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -185,6 +186,65 @@ def run_torch_model(quick: bool, runs: int) -> DemoResult:
     return _result("torch EmbeddingBag+Linear", report, base_ms, accel_ms, match)
 
 
+def run_torch_conv(quick: bool, runs: int) -> DemoResult:
+    """A padded 1-D CNN through ``torch.compile(backend="llvmaccel")``."""
+    import torch
+
+    from .torch import explain
+
+    torch.manual_seed(0)
+    batch, length = (2, 256) if quick else (8, 4096)
+
+    class SequenceCNN(torch.nn.Module):
+        """Two zero-padded convolutions over a sequence (padding is a bounds
+        check in the generated loops: accel-masked-load's case)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1 = torch.nn.Conv1d(16, 32, 7, padding=3)
+            self.c2 = torch.nn.Conv1d(32, 32, 7, padding=3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.c2(torch.relu(self.c1(x)))
+
+    model = SequenceCNN().eval()
+    x = torch.randn(batch, 16, length)
+    base = torch.compile(model, backend="llvmaccel", options={"auto": "none"})
+    accel = torch.compile(model, backend="llvmaccel", options={"auto": "all"})
+    with torch.no_grad():
+        expected = model(x)
+        match = all(torch.allclose(fn(x), expected, rtol=1e-3, atol=1e-3)
+                    for fn in (base, accel))
+        base_ms, accel_ms = _interleaved_medians(lambda: base(x), lambda: accel(x), runs)
+        report = Report(remarks=list(explain(model, x).remarks))
+    return _result("torch Conv1d (padded)", report, base_ms, accel_ms, match)
+
+
+def run_jax_fill_gather(quick: bool, runs: int) -> DemoResult:
+    """A JAX fill-mode gather (out-of-range ids give 0) through ``llvmaccel.jax.jit``."""
+    import jax
+    import jax.numpy as jnp
+
+    from .jax import jit as jax_jit
+
+    size, lookups = (1 << 12, 1 << 12) if quick else (1 << 14, 1 << 22)
+
+    def gather(x: jax.Array, ids: jax.Array) -> jax.Array:
+        return jnp.take(x, ids, mode="fill", fill_value=0.0) * 2.0 + 1.0
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(size, dtype=np.float32)
+    ids = rng.integers(-size // 8, size + size // 8, lookups, dtype=np.int32)
+    base = jax_jit(gather, auto="none")
+    accel = jax_jit(gather, auto="all")
+    expected = np.asarray(jax.jit(gather)(x, ids))
+    match = all(np.array_equal(np.asarray(fn(x, ids)), expected) for fn in (base, accel))
+    base_ms, accel_ms = _interleaved_medians(lambda: base(x, ids), lambda: accel(x, ids), runs)
+    compiled = accel.compiled_for(x, ids)
+    report = compiled.report if compiled is not None else Report()
+    return _result("jax take (fill mode)", report, base_ms, accel_ms, match)
+
+
 def run_jax_function(quick: bool, runs: int) -> DemoResult:
     """A JAX gather-and-reduce function through ``llvmaccel.jax.jit``."""
     import jax
@@ -233,8 +293,13 @@ def format_table(results: Sequence[DemoResult]) -> str:
 
 FRONTENDS: dict[str, Callable[[bool, int], DemoResult]] = {
     "torch": run_torch_model,
+    "torch-conv": run_torch_conv,
     "jax": run_jax_function,
+    "jax-fill": run_jax_fill_gather,
 }
+# The package each frontend row needs: rows whose package is missing are
+# skipped with a note.
+_NEEDS = {"torch": "torch", "torch-conv": "torch", "jax": "jax", "jax-fill": "jax"}
 
 
 def run_demo(quick: bool = False, runs: int | None = None,
@@ -256,6 +321,9 @@ def run_demo(quick: bool = False, runs: int | None = None,
     for name, run in FRONTENDS.items():
         if kernels and name not in kernels:
             continue
+        if not _installed(_NEEDS[name]):
+            print(f"-- {name}: skipped ({_NEEDS[name]} is not installed)", flush=True)
+            continue
         print(f"-- {name}: {run.__doc__.splitlines()[0]}", flush=True)
         results.append(run(quick, runs))
         _say_remark(results[-1])
@@ -264,6 +332,13 @@ def run_demo(quick: bool = False, runs: int | None = None,
     print(f"\nmedian of {runs} interleaved runs each, single thread;"
           f"{' quick sizes;' if quick else ''} JIT for this CPU")
     return 0 if all(r.results_match for r in results) else 1
+
+
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules
+        return False
 
 
 def _say_remark(result: DemoResult) -> None:

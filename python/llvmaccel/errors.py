@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["LLVMAccelError", "IRParseError", "PipelineError", "VerifyError", "JITError"]
+__all__ = [
+    "LLVMAccelError", "IRParseError", "PipelineError", "VerifyError", "JITError",
+    "KernelZeroDivisionError",
+]
 
 
 class LLVMAccelError(Exception):
@@ -36,3 +39,12 @@ class VerifyError(LLVMAccelError):
 
 class JITError(LLVMAccelError):
     """Compiling or looking up code in the JIT failed."""
+
+
+class KernelZeroDivisionError(ZeroDivisionError, RuntimeError):
+    """A compiled PyTorch graph divided an integer by zero.
+
+    Eager PyTorch raises ``RuntimeError("ZeroDivisionError")`` there; this is
+    both a :class:`RuntimeError` (so code written against eager still catches
+    it) and a :class:`ZeroDivisionError`.
+    """

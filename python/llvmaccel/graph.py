@@ -218,6 +218,8 @@ BINARY_OPS = frozenset({
 })
 COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
+# Integer forms of these divide: a zero divisor needs a rule (Graph.binary).
+INT_DIVISION_OPS = ("div", "rem", "floordiv")
 
 
 @dataclass(eq=False)
@@ -382,9 +384,14 @@ class Graph:
             raise GraphError(f"{op} needs a floating-point operand, got {x.dtype.value[0]}")
         return self._add(Node("unary", (x,), x.shape, dtype, {"fn": op}))
 
-    def binary(self, op: str, a: Node, b: Node) -> Node:
+    def binary(self, op: str, a: Node, b: Node, int_zero_div: str = "error") -> Node:
         """Elementwise ``op(a, b)`` with broadcasting; operands are cast to
-        their promoted dtype."""
+        their promoted dtype.
+
+        ``int_zero_div`` says what integer ``div``, ``rem`` and ``floordiv``
+        give for a zero divisor: ``"error"`` (the kernel fails with a
+        ZeroDivisionError, as eager PyTorch does) or ``"xla"`` (``div`` gives
+        -1 and ``rem`` the dividend, as XLA and so JAX do)."""
         if op in COMPARE_OPS:
             dt = promote(a.dtype, b.dtype)
             a, b = self.cast(a, dt), self.cast(b, dt)
@@ -400,8 +407,13 @@ class Graph:
         if dt is DType.bool and op not in ("and", "or", "xor", "maximum", "minimum"):
             dt = DType.i64 if op != "div" else DType.f32
         a, b = self.cast(a, dt), self.cast(b, dt)
+        attrs: dict[str, Any] = {"fn": op}
+        if op in INT_DIVISION_OPS and not dt.is_float:
+            if int_zero_div not in ("error", "xla"):
+                raise GraphError(f"unknown int_zero_div {int_zero_div!r}")
+            attrs["zero_div"] = int_zero_div
         return self._add(Node("binary", (a, b), _broadcast_shapes(a.shape, b.shape), dt,
-                              {"fn": op}))
+                              attrs))
 
     def where(self, cond: Node, a: Node, b: Node) -> Node:
         """``cond ? a : b`` elementwise, with broadcasting."""
@@ -492,6 +504,92 @@ class Graph:
         return self._add(Node("pad", (x,), shape, x.dtype,
                               {"lo": tuple(p[0] for p in pads), "value": value}))
 
+    def conv(self, x: Node, w: Node, bias: Node | None, stride: tuple[int, ...],
+             padding: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1) -> Node:
+        """Convolution (cross-correlation, as PyTorch's ``convolution``) of
+        ``x`` ``[N, C, *spatial]`` with ``w`` ``[O, C / groups, *kernel]`` and
+        an optional ``bias`` ``[O]``; zero ``padding`` on both sides of every
+        spatial dim. Kernel sizes, channels, strides, padding and dilation are
+        static; batch and spatial sizes may be symbolic."""
+        r = x.rank - 2
+        if r < 1 or w.rank != x.rank:
+            raise GraphError("conv needs x [N, C, *spatial] and w [O, C/groups, *kernel]")
+        if not x.dtype.is_float:
+            raise GraphError("conv needs floating-point operands")
+        if not (len(stride) == len(padding) == len(dilation) == r):
+            raise GraphError("conv: stride, padding and dilation need one value per spatial dim")
+        if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or groups < 1:
+            raise GraphError("conv: bad stride, padding, dilation or groups")
+        o, cg = w.shape[0], w.shape[1]
+        ksize = w.shape[2:]
+        if not all(isinstance(d, int) for d in (o, cg, x.shape[1], *ksize)):
+            raise GraphError("conv: channels and kernel sizes must be static")
+        if x.shape[1] != cg * groups or o % groups:  # type: ignore[operator]
+            raise GraphError(f"conv: {x.shape[1]} input channels do not match weight "
+                             f"{w.shape} with groups={groups}")
+        dt = promote(x.dtype, w.dtype)
+        x, w = self.cast(x, dt), self.cast(w, dt)
+        inputs: tuple[Node, ...] = (x, w)
+        if bias is not None:
+            if bias.shape != (o,):
+                raise GraphError(f"conv: bias of shape {bias.shape}, expected ({o},)")
+            inputs += (self.cast(bias, dt),)
+        spatial = []
+        for d, k, s, p, dl in zip(x.shape[2:], ksize, stride, padding, dilation, strict=True):
+            span = dl * (k - 1) + 1  # type: ignore[operator]
+            size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+            if isinstance(size, int) and size < 1:
+                raise GraphError("conv: the kernel is larger than the padded input")
+            spatial.append(size)
+        shape = (x.shape[0], o, *spatial)
+        return self._add(Node("conv", inputs, shape, dt,
+                              {"stride": tuple(stride), "padding": tuple(padding),
+                               "dilation": tuple(dilation), "groups": groups,
+                               "kernel": tuple(ksize)}))
+
+    def pool(self, x: Node, fn: str, kernel: tuple[int, ...], stride: tuple[int, ...],
+             padding: tuple[int, ...], dilation: tuple[int, ...] | None = None,
+             ceil_mode: bool = False, count_include_pad: bool = True,
+             divisor: int | None = None) -> Node:
+        """Max or average pooling of ``x`` ``[N, C, *spatial]`` with PyTorch's
+        rules: ``padding`` reads as -inf (max) or 0 (avg); the average divides
+        by ``divisor``, else by the window clipped to the padded input
+        (``count_include_pad``) or to the input. ``ceil_mode`` needs static
+        spatial sizes."""
+        r = x.rank - 2
+        dilation = dilation or (1,) * r
+        if fn not in ("max", "avg"):
+            raise GraphError(f"unknown pooling {fn!r}")
+        if r < 1 or not (len(kernel) == len(stride) == len(padding) == len(dilation) == r):
+            raise GraphError("pool needs x [N, C, *spatial] and one value per spatial dim")
+        if not x.dtype.is_float:
+            raise GraphError("pool needs floating-point input")
+        if fn == "avg" and dilation != (1,) * r:
+            raise GraphError("average pooling has no dilation")
+        for k, s, p, dl in zip(kernel, stride, padding, dilation, strict=True):
+            if k < 1 or s < 1 or dl < 1 or not 0 <= p <= k // 2:
+                raise GraphError("pool: bad kernel, stride, dilation or padding "
+                                 "(padding at most half the kernel)")
+        spatial = []
+        for d, k, s, p, dl in zip(x.shape[2:], kernel, stride, padding, dilation, strict=True):
+            span = dl * (k - 1) + 1
+            if ceil_mode:
+                if not isinstance(d, int):
+                    raise GraphError("pool: ceil_mode needs static sizes")
+                size = -(-(d + 2 * p - span) // s) + 1
+                if (size - 1) * s >= d + p:  # the last window starts in the padding
+                    size -= 1
+            else:
+                size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+            if isinstance(size, int) and size < 1:
+                raise GraphError("pool: the window is larger than the padded input")
+            spatial.append(size)
+        return self._add(Node("pool", (x,), (x.shape[0], x.shape[1], *spatial), x.dtype,
+                              {"fn": fn, "kernel": tuple(kernel), "stride": tuple(stride),
+                               "padding": tuple(padding), "dilation": tuple(dilation),
+                               "count_include_pad": bool(count_include_pad),
+                               "divisor": int(divisor or 0)}))
+
     def concat(self, xs: list[Node], dim: int) -> Node:
         """Concatenation along ``dim``."""
         if not xs:
@@ -576,11 +674,14 @@ class Graph:
 
     def embedding_bag(self, table: Node, indices: Node, offsets: Node, mode: str = "sum",
                       include_last_offset: bool = False,
-                      per_sample_weights: Node | None = None) -> Node:
+                      per_sample_weights: Node | None = None,
+                      padding_idx: int | None = None) -> Node:
         """``out[b] = reduce over j in [offsets[b], offsets[b+1]) of
         table[indices[j]]`` (the last bag ends at ``len(indices)``, or
         ``offsets`` has one entry more with ``include_last_offset``).
-        ``mode`` is ``"sum"`` or ``"mean"``; empty bags give zeros."""
+        ``mode`` is ``"sum"`` or ``"mean"``; empty bags give zeros. Entries
+        equal to ``padding_idx`` (a row of the table) are left out, and a
+        mean counts only the others."""
         if mode not in ("sum", "mean"):
             raise GraphError(f"embedding_bag mode {mode!r} is not supported (sum, mean)")
         if table.rank != 2 or indices.rank != 1 or offsets.rank != 1:
@@ -593,5 +694,10 @@ class Graph:
         ins = (table, indices, offsets)
         if per_sample_weights is not None:
             ins = ins + (self.cast(per_sample_weights, table.dtype),)
+        if padding_idx is not None and not (
+                0 <= padding_idx and (not isinstance(table.shape[0], int)
+                                      or padding_idx < table.shape[0])):
+            raise GraphError(f"embedding_bag: padding_idx {padding_idx} is not a row of the table")
         return self._add(Node("embedding_bag", ins, (bags, table.shape[1]), table.dtype,
-                              {"mode": mode, "last": include_last_offset}))
+                              {"mode": mode, "last": include_last_offset,
+                               "padding_idx": -1 if padding_idx is None else padding_idx}))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 
 from ._native import core
 
-__all__ = ["Function", "Module", "parse_ir", "load_module"]
+__all__ = ["Function", "Module", "parse_ir", "load_module", "MAX_MODULE_BYTES"]
+
+#: The largest file :func:`load_module` reads (1 GiB).
+MAX_MODULE_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -19,12 +24,16 @@ class Function:
         is_declaration: True for an external declaration (no body).
         return_type: LLVM type of the result, e.g. ``"void"`` or ``"float"``.
         param_types: LLVM types of the parameters, e.g. ``("ptr", "i64")``.
+        param_readonly: per parameter, whether the function only reads
+            through it (``readonly``/``readnone`` on the parameter, or a
+            function that only reads memory); empty when unknown.
     """
 
     name: str
     is_declaration: bool
     return_type: str
     param_types: tuple[str, ...]
+    param_readonly: tuple[bool, ...] = ()
 
 
 class Module:
@@ -61,8 +70,8 @@ class Module:
     def functions(self) -> list[Function]:
         """Every function defined or declared in the module, in order."""
         return [
-            Function(name, bool(decl), ret, tuple(params))
-            for name, decl, ret, params in self._ref.functions()
+            Function(name, bool(decl), ret, tuple(params), tuple(readonly))
+            for name, decl, ret, params, readonly in self._ref.functions()
         ]
 
     def function(self, name: str) -> Function:
@@ -89,21 +98,58 @@ def parse_ir(source: str | bytes, name: str = "<string>") -> Module:
     """Parses textual LLVM IR or bitcode.
 
     Args:
-        source: IR text (``str`` or UTF-8 ``bytes``) or bitcode (``bytes``).
+        source: IR text (``str`` or UTF-8 ``bytes``) or bitcode (``bytes``,
+            ``bytearray`` or ``memoryview``).
         name: Module identifier, used in error messages.
 
     Raises:
-        IRParseError: the IR is malformed; ``line`` and ``column`` say where.
+        TypeError: ``source`` is neither text nor bytes.
+        IRParseError: the IR is malformed; ``line`` and ``column`` say where
+            (0 when LLVM gives no position, as for bitcode).
     """
-    data = source.encode() if isinstance(source, str) else bytes(source)
+    if isinstance(source, str):
+        data = source.encode()
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    else:
+        raise TypeError(f"parse_ir() takes IR as str or bytes, not {type(source).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"parse_ir() takes a str name, not {type(name).__name__}")
     return Module(core.parse_ir(data, name))
 
 
 def load_module(path: str | os.PathLike) -> Module:
     """Reads a ``.ll`` (text) or ``.bc`` (bitcode) file.
 
+    Only regular files of at most :data:`MAX_MODULE_BYTES` are read: a device
+    such as ``/dev/zero``, a FIFO or a directory is refused before anything
+    is read.
+
     Raises:
-        OSError: the file cannot be read.
+        OSError: the file cannot be read, is not a regular file, or is too
+            large.
         IRParseError: its contents are not valid IR.
     """
-    return Module(core.load_module(os.fspath(path)))
+    path = os.fspath(path)
+    if not isinstance(path, str):
+        path = os.fsdecode(path)
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat on the
+    # open descriptor: the file checked is the file read.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "cannot load a module from a directory", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (devices, FIFOs and sockets "
+                          "are not read)", path)
+        if st.st_size > MAX_MODULE_BYTES:
+            raise OSError(errno.EFBIG, f"file of {st.st_size} bytes is larger than "
+                          f"llvmaccel.ir.MAX_MODULE_BYTES ({MAX_MODULE_BYTES})", path)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_MODULE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_MODULE_BYTES:  # it grew while we read it
+        raise OSError(errno.EFBIG, "file is larger than llvmaccel.ir.MAX_MODULE_BYTES", path)
+    return Module(core.parse_ir(data, path))

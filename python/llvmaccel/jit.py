@@ -4,11 +4,21 @@
 >>> compiled = llvmaccel.jit.compile(mod, "default<O3>")
 >>> compiled["axpy"](y, x, 2.0, len(x))   # numpy arrays or torch tensors
 
-Arguments are converted from the function's LLVM signature: ``ptr`` takes a
-contiguous numpy array or CPU torch tensor (passed by data pointer), an int
-address or None; integer types take Python ints (range-checked); ``float``
-and ``double`` take Python floats. The GIL is released while native code runs,
-so kernels may be called from several threads at once.
+Arguments are converted from the function's LLVM signature, with the rules
+numpy users expect:
+
+* ``ptr`` takes a contiguous numpy array or CPU torch tensor (passed by data
+  pointer), an int address or None. A read-only numpy array is accepted only
+  where the function cannot write through the parameter (``readonly`` or
+  ``readnone`` on it, or a function that only reads memory); elsewhere it is
+  a ``ValueError``, as numpy says for an assignment to a read-only array.
+* ``iN`` takes a Python int (or any object with ``__index__``) in the signed
+  range ``-2**(N-1) .. 2**(N-1) - 1``; outside it is an ``OverflowError``. A
+  bool is a ``TypeError`` except for ``i1``, which takes True/False or 0/1.
+* ``float`` and ``double`` take Python ints and floats (not bools).
+
+The GIL is released while native code runs, so kernels may be called from
+several threads at once.
 """
 
 from __future__ import annotations
@@ -18,7 +28,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ._native import core
+from .errors import JITError
 from .ir import Function, Module, parse_ir
 from .pipeline import AutoPasses, Report, _auto_selection
 
@@ -46,8 +59,9 @@ def _ctype(llvm_type: str, what: str) -> Any:
     raise TypeError(f"cannot pass LLVM type {llvm_type!r} ({what}) from Python")
 
 
-def _pointer(value: Any, index: int) -> Any:
-    """The address to pass for a ``ptr`` parameter."""
+def _pointer(value: Any, index: int, writable: bool = False) -> Any:
+    """The address to pass for a ``ptr`` parameter; ``writable``: the
+    function may write through it."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -67,6 +81,12 @@ def _pointer(value: Any, index: int) -> Any:
             raise ValueError(
                 f"argument {index}: array is not C-contiguous (use numpy.ascontiguousarray)"
             )
+        read_only = iface["data"][1] if flags is None else not flags["WRITEABLE"]
+        if writable and read_only:
+            raise ValueError(
+                f"argument {index}: array is read-only, but the function may write through "
+                f"this parameter (pass a writable copy, or mark the parameter readonly)"
+            )
         return iface["data"][0]
     if isinstance(value, ctypes.Array):
         return ctypes.addressof(value)
@@ -76,21 +96,27 @@ def _pointer(value: Any, index: int) -> Any:
     )
 
 
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
 def _integer(value: Any, llvm_type: str, index: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if hasattr(value, "__index__"):
-            value = value.__index__()
-        else:
-            raise TypeError(f"argument {index}: expected an int for {llvm_type}, "
-                            f"got {type(value).__name__}")
     bits = _INT_TYPES[llvm_type][1]
     if bits == 1:
-        if value not in (0, 1):
-            raise OverflowError(f"argument {index}: {value} does not fit in i1")
-        return value
-    if not -(1 << (bits - 1)) <= value < (1 << bits):
-        raise OverflowError(f"argument {index}: {value} does not fit in {llvm_type}")
-    return value
+        if _is_bool(value):
+            return bool(value)
+    elif _is_bool(value):
+        raise TypeError(f"argument {index}: expected an int for {llvm_type}, got bool")
+    if not isinstance(value, int):
+        if not hasattr(value, "__index__"):
+            raise TypeError(f"argument {index}: expected an int for {llvm_type}, "
+                            f"got {type(value).__name__}")
+        value = value.__index__()
+    lo, hi = (0, 1) if bits == 1 else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if not lo <= value <= hi:
+        raise OverflowError(f"argument {index}: {value} does not fit in {llvm_type} "
+                            f"({lo} .. {hi})")
+    return int(value)
 
 
 class Kernel:
@@ -120,10 +146,11 @@ class Kernel:
         params = self.signature.param_types
         if len(args) != len(params):
             raise TypeError(f"{self.name}() takes {len(params)} arguments, got {len(args)}")
+        readonly = self.signature.param_readonly or (False,) * len(params)
         converted = []
         for i, (value, ty) in enumerate(zip(args, params, strict=False)):
             if ty == "ptr":
-                converted.append(_pointer(value, i))
+                converted.append(_pointer(value, i, writable=not readonly[i]))
             elif ty in _INT_TYPES:
                 converted.append(_integer(value, ty, i))
             else:
@@ -159,7 +186,8 @@ class CompiledModule:
             kernel = self._kernels.get(name)
             if kernel is None:
                 raw = self._ref.function_info(name)
-                signature = Function(raw[0], bool(raw[1]), raw[2], tuple(raw[3]))
+                signature = Function(raw[0], bool(raw[1]), raw[2], tuple(raw[3]),
+                                     tuple(raw[4]))
                 kernel = Kernel(self, signature, self._ref.lookup(name))
                 self._kernels[name] = kernel
             return kernel
@@ -177,6 +205,7 @@ def compile(
     *,
     remarks: str = "accel-.*",
     auto: AutoPasses | None = None,
+    vector_library: str | None = None,
 ) -> CompiledModule:
     """Optimizes a copy of ``module`` for this machine and JIT-compiles it.
 
@@ -187,10 +216,19 @@ def compile(
         remarks: Regular expression of the passes whose remarks are kept.
         auto: Which llvmaccel passes join the default pipelines (``"all"``,
             ``"none"`` or a list of names; ``None``: ``$LLVMACCEL_AUTO``, default all).
+        vector_library: ``"libmvec"`` lets the vectorizer call glibc's vector
+            math variants (loaded into the process first,
+            :func:`llvmaccel.vecmath.load`); ``None``: scalar math calls.
 
     The module itself is not changed.
     """
     if not isinstance(module, Module):
         module = parse_ir(module)
-    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto))
+    if vector_library is not None:
+        from . import vecmath
+
+        if vector_library == vecmath.VECTOR_LIBRARY and vecmath.load() is None:
+            raise JITError("vector_library='libmvec': glibc's libmvec cannot be loaded here")
+    ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto),
+                                       vector_library or "")
     return CompiledModule(ref, Report._from_native(raw_report), pipeline)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -108,9 +109,10 @@ def run_passes(
     pipeline: str,
     verify_each: bool = False,
     *,
-    remarks: str = "accel-.*",
+    remarks: str | None = "accel-.*",
     target: str | None = None,
     auto: AutoPasses | None = None,
+    vector_library: str | None = None,
 ) -> Report:
     """Runs a new-pass-manager pipeline over ``module``, changing it in place.
 
@@ -122,37 +124,69 @@ def run_passes(
         verify_each: Verify the module after every pass; raise VerifyError
             naming the first pass that broke it.
         remarks: Regular expression of the pass names whose remarks are
-            collected (``".*"`` for every pass).
+            collected (``".*"`` for every pass; ``None`` for none).
         target: ``None`` to use the module's own triple, or ``"host"`` to
             optimize for this machine (sets the module's triple and layout).
         auto: Which llvmaccel passes join the default pipelines
             (``default<O2>``, ``default<O3>``): ``"all"``, ``"none"`` or a list
             of pass names. ``None`` leaves it to ``$LLVMACCEL_AUTO`` (default all).
+        vector_library: ``"libmvec"`` lets the vectorizer call glibc's vector
+            math variants that LLVM's tables know (clang's
+            ``-fveclib=libmvec``); ``None``: no vector library.
 
     Raises:
+        TypeError: an argument of the wrong type.
         PipelineError: unknown pass or bad parameter.
         VerifyError: the input, or with ``verify_each`` an intermediate
             result, fails the verifier.
     """
+    _check_types(module=(module, Module), pipeline=(pipeline, str),
+                 verify_each=(verify_each, bool), remarks=(remarks, (str, type(None))),
+                 target=(target, (str, type(None))),
+                 vector_library=(vector_library, (str, type(None))))
     raw = core.run_passes(
-        module._ref, pipeline, verify_each, remarks, target or "", _auto_selection(auto)
+        module._ref, pipeline, verify_each, _NO_REMARKS if remarks is None else remarks,
+        target or "", _auto_selection(auto), vector_library or "",
     )
     return Report._from_native(raw)
 
 
+# A remark filter no pass name matches (remarks=None).
+_NO_REMARKS = "^$"
+
+
+def _check_types(**args: tuple[object, type | tuple[type, ...]]) -> None:
+    """TypeError naming the first argument whose value is not of its type."""
+    for name, (value, types) in args.items():
+        if not isinstance(value, types):
+            alternatives = types if isinstance(types, tuple) else (types,)
+            want = " or ".join("None" if t is type(None) else t.__name__ for t in alternatives)
+            raise TypeError(f"{name} must be {want}, not {type(value).__name__}")
+
+
 def _auto_selection(auto: AutoPasses | None) -> str:
-    """The -llvmaccel-auto text for ``auto`` ("" for the default)."""
+    """The -llvmaccel-auto text for ``auto`` ("" for the default: then
+    ``$LLVMACCEL_AUTO``, checked here, or all)."""
+    where = "auto"
     if auto is None:
-        return ""
-    if isinstance(auto, str):
+        env = os.environ.get("LLVMACCEL_AUTO", "").strip()
+        if not env:
+            return ""
+        names = [n.strip() for n in env.split(",") if n.strip()]
+        where = "$LLVMACCEL_AUTO"
+    elif isinstance(auto, str):
         names = [auto]
-    else:
+    elif isinstance(auto, (list, tuple)) and all(isinstance(n, str) for n in auto):
         names = list(auto)
+    else:
+        raise TypeError(f"auto must be None, 'all', 'none' or a list of pass names, "
+                        f"not {auto!r}")
     known = {p.name for p in passes()}
     for name in names:
         if name not in known and name not in ("all", "none"):
             raise PipelineError(
-                f"unknown llvmaccel pass {name!r} in auto (known: {', '.join(sorted(known))})"
+                f"unknown llvmaccel pass {name!r} in {where} (known: all, none, "
+                f"{', '.join(sorted(known))})"
             )
     return ",".join(names) if names else "none"
 

@@ -1,16 +1,16 @@
 """Vector variants of math functions for LLVM's loop vectorizer.
 
 Generated kernels call libm functions (``erff``, ``tanhf``) and LLVM math
-intrinsics (``llvm.exp.f32``) one element at a time. Without a vector
-library, a vectorized loop still makes one scalar call per element, and
-``exp``, ``erf`` or ``tanh`` then cost more than everything else in a GELU or
-a softmax. glibc ships vector variants in ``libmvec`` (x86-64: SSE, AVX2 and
-AVX-512 variants named by the x86 vector function ABI, e.g.
-``_ZGVeN16v_expf`` for 16 floats with AVX-512). :func:`variant` names the
-variant of a function for the host's vector width when the library has it;
-the code generator then marks the scalar call with the
-``vector-function-abi-variant`` attribute, which tells the loop vectorizer
-what to call for a whole vector.
+intrinsics (``llvm.exp.f32``) one element at a time. glibc ships vector
+variants of them in ``libmvec``, named by the vector function ABI
+(``_ZGVdN8v_expf``: AVX2, 8 floats). LLVM's own library tables know some of
+them: the JIT's pipeline runs with the LIBMVEC vector library (as clang's
+``-fveclib=libmvec``), so those need nothing from us. For the functions the
+tables lack (tanh, erf, expm1, ... in LLVM 22's table), :func:`variants`
+names glibc's variants at every vector width the target can run, and the
+code generator lists them on the scalar call with the
+``vector-function-abi-variant`` attribute; the vectorizer then calls the one
+whose width it chose.
 
 The library is loaded into the process with ``RTLD_GLOBAL`` (:func:`load`),
 so that the JIT resolves the variants like any other C library symbol. Set
@@ -25,10 +25,21 @@ import os
 import platform
 from typing import NamedTuple
 
-__all__ = ["Variant", "load", "variant"]
+from ._native import core
+from .target import TargetInfo
 
-# The x86 vector function ABI's ISA letters, by vector register bytes.
-_X86_ISA = {16: "b", 32: "d", 64: "e"}
+__all__ = ["VECTOR_LIBRARY", "Variant", "covered_by_llvm", "load", "variants"]
+
+#: The vector library LLVM's pipeline is told about when :func:`load` succeeds.
+VECTOR_LIBRARY = "libmvec"
+
+# glibc's libmvec functions (x86-64 since glibc 2.35, AArch64 AdvSIMD since
+# 2.40), for targets other than the host, whose library cannot be asked.
+_GLIBC_FUNCTIONS = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "cos", "cosh", "erf",
+    "erfc", "exp", "exp10", "exp2", "expm1", "hypot", "log", "log10", "log1p", "log2", "pow",
+    "sin", "sinh", "tan", "tanh",
+})
 
 
 @functools.cache
@@ -37,7 +48,8 @@ def load() -> ctypes.CDLL | None:
     none (another C library or architecture) or ``LLVMACCEL_VECMATH=0``."""
     if os.environ.get("LLVMACCEL_VECMATH", "1") == "0":
         return None
-    if platform.system() != "Linux" or platform.machine().lower() not in ("x86_64", "amd64"):
+    machine = platform.machine().lower()
+    if platform.system() != "Linux" or machine not in ("x86_64", "amd64", "aarch64", "arm64"):
         return None
     try:
         return ctypes.CDLL("libmvec.so.1", mode=ctypes.RTLD_GLOBAL)
@@ -54,21 +66,54 @@ class Variant(NamedTuple):
     abi_prefix: str
 
 
-@functools.cache
-def variant(name: str, bits: int, nargs: int, vector_bytes: int) -> Variant | None:
-    """The vector variant of libm's ``name`` (``"exp"``, ``"erf"``; the
-    ``f`` suffix is added for 32-bit floats) over ``vector_bytes`` of
-    ``bits``-bit floats with ``nargs`` vector arguments; None when the
-    library does not have it."""
+def _isas(target: TargetInfo) -> list[tuple[str, int]]:
+    """(vector function ABI ISA letter, register bytes) the target can run."""
+    if target.arch == "x86_64":
+        out = [("b", 16)]  # SSE: every x86-64
+        if "avx2" in target.features:
+            out.append(("d", 32))
+        if "avx512f" in target.features:
+            out.append(("e", 64))
+        return out
+    if target.arch in ("aarch64", "arm64"):
+        return [("n", 16)]  # AdvSIMD
+    return []
+
+
+def _exists(symbol: str, name: str, target: TargetInfo, host: bool) -> bool:
+    if not host:
+        return name in _GLIBC_FUNCTIONS
     lib = load()
-    isa = _X86_ISA.get(vector_bytes)
-    if lib is None or isa is None or bits not in (32, 64):
-        return None
-    lanes = vector_bytes * 8 // bits
-    prefix = f"_ZGV{isa}N{lanes}{'v' * nargs}_"
-    symbol = f"{prefix}{name}{'f' if bits == 32 else ''}"
+    if lib is None:
+        return False
     try:
         getattr(lib, symbol)
     except AttributeError:
-        return None
-    return Variant(symbol, lanes, prefix)
+        return False
+    return True
+
+
+@functools.cache
+def variants(name: str, bits: int, nargs: int, target: TargetInfo,
+             host: bool = True) -> tuple[Variant, ...]:
+    """Every vector variant of libm's ``name`` (``"tanh"``; the ``f`` suffix
+    is added for 32-bit floats) with ``nargs`` vector arguments that
+    ``target`` can run, narrowest first; empty when there is none. With
+    ``host``, only variants the loaded library has (else glibc's list)."""
+    if bits not in (32, 64) or (host and load() is None):
+        return ()
+    out = []
+    for isa, vbytes in _isas(target):
+        lanes = vbytes * 8 // bits
+        prefix = f"_ZGV{isa}N{lanes}{'v' * nargs}_"
+        symbol = f"{prefix}{name}{'f' if bits == 32 else ''}"
+        if _exists(symbol, name, target, host):
+            out.append(Variant(symbol, lanes, prefix))
+    return tuple(out)
+
+
+@functools.cache
+def covered_by_llvm(callee: str) -> bool:
+    """Whether LLVM's LIBMVEC table already maps ``callee`` (``"expf"``,
+    ``"llvm.exp.f32"``) to vector variants, so the call needs no attribute."""
+    return load() is not None and bool(core.vector_library_has(VECTOR_LIBRARY, callee))

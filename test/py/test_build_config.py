@@ -52,3 +52,23 @@ def test_out_of_range_llvm_is_refused(tmp_path):
     assert out.returncode != 0
     assert "LLVM 14.0.6" in _message(out)
     assert "is outside the supported range 19..22" in _message(out)
+
+
+def test_hand_builds_default_to_release(tmp_path):
+    out = _configure(tmp_path, "-DLLVMACCEL_BUILD_TESTS=OFF")
+    assert out.returncode == 0, out.stderr
+    cache = (tmp_path / "build" / "CMakeCache.txt").read_text()
+    assert "CMAKE_BUILD_TYPE:STRING=Release" in cache
+
+
+def test_installed_package_has_its_files_only():
+    """The wheel installs the package (with the plugin inside it) and the
+    license, and nothing under site-packages/lib."""
+    from importlib import metadata
+
+    dist = metadata.distribution("llvmaccel")
+    files = [str(f) for f in dist.files or []]
+    assert any(f.endswith("llvmaccel/LLVMAccel.so") for f in files)
+    assert not [f for f in files if f.startswith("lib/")]
+    assert any(f.endswith("LICENSE") for f in files)
+    assert "LLVM Exceptions" in (ROOT / "LICENSE").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -78,7 +79,22 @@ def test_demo_quick_runs_and_results_match():
     out = run("demo", "--quick", "--runs", "1")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "| embedding_bag |" in out.stdout
+    assert "| torch Conv1d (padded) |" in out.stdout and "| jax take (fill mode) |" in out.stdout
     assert "| NO |" not in out.stdout
+
+
+def test_demo_skips_frontends_that_are_not_installed(tmp_path):
+    """Without torch and jax the kernel rows still run, and the frontend
+    rows say they were skipped (a sitecustomize hides both packages)."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nsys.modules.update(torch=None, jax=None, jaxlib=None)\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "llvmaccel", "demo", "--quick", "--runs", "1"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "torch-conv: skipped (torch is not installed)" in out.stdout
+    assert "jax-fill: skipped (jax is not installed)" in out.stdout
+    assert "| embedding_bag |" in out.stdout
 
 
 def test_package_plugin_loads_into_opt_and_clang(tmp_path):

@@ -3,6 +3,7 @@ layouts, dtypes and symbolic sizes, against numpy (float64 references)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from llvmaccel import codegen, compiler
 from llvmaccel.codegen import generate
 from llvmaccel.graph import DType, Graph, GraphError, Sym
+from llvmaccel.target import host
 
 RNG = np.random.default_rng(1)
 TOL = {DType.f32: (1e-4, 1e-4), DType.f64: (1e-11, 1e-11)}
@@ -92,6 +94,8 @@ def test_dot_product_kernel_small_n(dt, n):
     """N = 1 (matrix-vector) and N smaller than a vector with B read along k:
     dot products vectorized along k, with row/column/k leftovers."""
     vw, _, _, _ = _tiling(dt)
+    if n >= vw:
+        pytest.skip(f"N={n} fills a vector of {vw} lanes on this host: the panel kernel's case")
     for tb in ([False, True] if n == 1 else [True]):
         for m, k in [(1, 1), (5, 3), (9, vw - 1), (13, vw), (4, vw + 1), (7, 3 * vw + 2), (8, 200)]:
             g = _graph(dt, m, n, k, tb=tb)
@@ -173,7 +177,8 @@ def test_explicit_vector_tiles_and_fmuladd():
 def test_narrower_vector_hosts(monkeypatch, vbytes):
     """Tiles chosen for AVX2/NEON-sized registers (fewer rows, narrower
     vectors) compute the same results on this host."""
-    monkeypatch.setattr(codegen, "_vector_bytes", lambda: vbytes)
+    narrow = dataclasses.replace(host(), vector_bits=vbytes * 8, vector_registers=16)
+    monkeypatch.setattr(codegen.common, "default_target", lambda: narrow)
     compiler.clear_memory_cache()
     try:
         for dt in (DType.f32, DType.f64):

@@ -110,13 +110,26 @@ def test_index_modes_and_errors():
 
 
 def test_integer_division_by_zero_does_not_trap():
-    g = Graph()
-    a = g.input("a", (3,), DType.i32)
-    b = g.input("b", (3,), DType.i32)
-    g.set_outputs([g.binary("div", a, b), g.binary("rem", a, b), g.binary("floordiv", a, b)])
-    q, r, f = compiler.compile_graph(g)(np.array([7, -7, -2**31], np.int32),
-                                        np.array([0, 2, -1], np.int32))
-    assert q[1] == -3 and r[1] == -1 and f[1] == -4 and q[0] == 0
+    """XLA's rule gives values (div -1, rem the dividend); the default rule
+    fails the kernel with a ZeroDivisionError. Neither traps, and INT_MIN / -1
+    wraps."""
+    def graph(rule):
+        g = Graph()
+        a = g.input("a", (3,), DType.i32)
+        b = g.input("b", (3,), DType.i32)
+        g.set_outputs([g.binary(op, a, b, int_zero_div=rule) for op in ("div", "rem", "floordiv")])
+        return compiler.compile_graph(g)
+
+    a = np.array([7, -7, -2**31], np.int32)
+    q, r, f = graph("xla")(a, np.array([0, 2, -1], np.int32))
+    assert list(q) == [-1, -3, -2**31] and list(r) == [7, -1, 0] and list(f) == [-1, -4, -2**31]
+    strict = graph("error")
+    q, r, f = strict(a, np.array([3, 2, -1], np.int32))
+    assert list(q) == [2, -3, -2**31] and list(f) == [2, -4, -2**31]
+    with pytest.raises(ZeroDivisionError):
+        strict(a, np.array([3, 0, -1], np.int32))
+    with pytest.raises(GraphError, match="int_zero_div"):
+        Graph().binary("div", g_in := Graph().input("x", (1,), DType.i32), g_in, "nan")
 
 
 def test_bad_calls_raise():

@@ -360,7 +360,7 @@ def test_out_of_range_index_raises():
     bag = _compile(lambda i, o: F.embedding_bag(i, w, o))
     with torch.no_grad(), pytest.raises(IndexError):
         bag(torch.tensor([1, 12, 3]), torch.tensor([0, 2]))
-    with torch.no_grad(), pytest.raises(IndexError):
+    with torch.no_grad(), pytest.raises(RuntimeError, match="offsets"):  # as eager
         bag(torch.tensor([1, 2, 3]), torch.tensor([0, 7]))
 
 
@@ -394,3 +394,22 @@ def test_explain_leaves_other_compilations_alone():
         before = counters["stats"]["unique_graphs"]
         compiled(x)  # still compiled: no new graph
     assert counters["stats"]["unique_graphs"] == before
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("padding_idx", [0, 3, -1])
+@pytest.mark.parametrize("last", [False, True])
+def test_embedding_bag_padding_idx(mode, padding_idx, last):
+    """Entries equal to padding_idx are left out of the sums, and out of the
+    count of a mean; a bag of padding only is zeros (as eager)."""
+    w = torch.randn(50, 8)
+    g = torch.Generator().manual_seed(1)
+    i = torch.randint(0, 6, (40,), generator=g)
+    o = torch.tensor([0, 3, 3, 10, 25] + ([40] if last else []))
+    psw = torch.randn(40) if mode == "sum" else None
+
+    def fn(i, o):
+        return F.embedding_bag(i, w, o, mode=mode, padding_idx=padding_idx,
+                               per_sample_weights=psw, include_last_offset=last)
+
+    _check(fn, i, o, options={"strict": True})

@@ -37,9 +37,9 @@ def test_unknown_pass_raises_pipeline_error(axpy_module):
     "pipeline, message",
     [
         ("accel-prefetch<bogus>", "invalid accel-prefetch pass parameter 'bogus'"),
-        ("accel-prefetch<distance=abc>", "expected distance=<non-negative integer>"),
-        ("accel-prefetch<cache-line=48>", "cache-line must be a power of two"),
-        ("accel-prefetch<max-lines=0>", "max-lines must be at least 1"),
+        ("accel-prefetch<distance=abc>", "distance must be an integer from 1 to 65536"),
+        ("accel-prefetch<cache-line=48>", "cache-line must be a power of two from 16 to 4096"),
+        ("accel-prefetch<max-lines=0>", "max-lines must be an integer from 1 to 64"),
     ],
 )
 def test_bad_parameter_raises_pipeline_error(axpy_module, pipeline, message):
@@ -120,3 +120,32 @@ def test_unknown_target_raises(axpy_module):
 def test_invalid_remark_filter_raises(axpy_module):
     with pytest.raises(llvmaccel.PipelineError, match="invalid remark filter"):
         llvmaccel.run_passes(axpy_module, "default<O2>", remarks="(")
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"remarks": 5}, "remarks must be str or None, not int"),
+    ({"target": 5}, "target must be str or None, not int"),
+    ({"verify_each": "yes"}, "verify_each must be bool, not str"),
+    ({"auto": 5}, "auto must be None, 'all', 'none' or a list of pass names"),
+    ({"vector_library": b"libmvec"}, "vector_library must be str or None, not bytes"),
+])
+def test_bad_argument_types_are_type_errors(axpy_module, kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        llvmaccel.run_passes(axpy_module, "default<O1>", **kwargs)
+    with pytest.raises(TypeError, match="pipeline must be str, not int"):
+        llvmaccel.run_passes(axpy_module, 5)
+    with pytest.raises(TypeError, match="module must be Module, not str"):
+        llvmaccel.run_passes("define void @f() { ret void }", "default<O1>")
+
+
+def test_remarks_none_collects_none(gather_module):
+    report = llvmaccel.run_passes(gather_module, "accel-prefetch", remarks=None)
+    assert report.remarks == []
+
+
+def test_unknown_pass_in_environment_is_a_pipeline_error(axpy_module, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_AUTO", "accel-prefetch,bogus")
+    with pytest.raises(llvmaccel.PipelineError, match=r"'bogus' in \$LLVMACCEL_AUTO"):
+        llvmaccel.run_passes(axpy_module, "default<O2>")
+    monkeypatch.setenv("LLVMACCEL_AUTO", "none")
+    llvmaccel.run_passes(axpy_module, "default<O2>")

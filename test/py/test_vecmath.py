@@ -1,5 +1,8 @@
-"""Vector math variants (llvmaccel.vecmath): math in vectorized loops calls
-the C library's vector functions, with the same results as the scalar ones."""
+"""Vector math (llvmaccel.vecmath): math in vectorized loops calls the C
+library's vector functions at the width the vectorizer chose, through LLVM's
+own LIBMVEC table where it has the function and through listed variants
+where it does not, with the same results as the scalar functions; and the
+choice follows the target (AVX2, AVX-512 preferring 256 bits, Zen 4, AArch64)."""
 
 from __future__ import annotations
 
@@ -8,12 +11,14 @@ import math
 import numpy as np
 import pytest
 
+import llvmaccel
 from llvmaccel import compiler, vecmath
 from llvmaccel.codegen import generate
 from llvmaccel.graph import DType, Graph, Sym
+from llvmaccel.target import TargetInfo, host
 
 RNG = np.random.default_rng(0)
-HAVE_LIBMVEC = vecmath.variant("exp", 32, 1, 16) is not None
+HAVE_LIBMVEC = bool(vecmath.variants("exp", 32, 1, host()))
 needs_libmvec = pytest.mark.skipif(not HAVE_LIBMVEC, reason="no libmvec on this host")
 
 REFERENCE = {
@@ -46,7 +51,10 @@ def _graph(fn: str, dt: DType) -> Graph:
 def test_vector_variants_match_scalar_math(fn, dt):
     g = _graph(fn, dt)
     c = compiler.compile_graph(g)
-    assert "vector-function-abi-variant" in c.kernel.ir
+    # LLVM's table (exp, log, sin) or our listed variants (tanh, erf, ...)
+    name = f"llvm.{fn}.{'f32' if dt is DType.f32 else 'f64'}"
+    assert ("vector-function-abi-variant" in c.kernel.ir) != vecmath.covered_by_llvm(name) or \
+        fn not in ("exp", "log", "sin")
     assert "@_ZGV" in c.optimized_ir  # the vectorized loop calls the variant
     x = RNG.standard_normal(1000) * 4
     if fn in ("log", "log1p"):
@@ -73,21 +81,110 @@ def test_binary_variant_atan2():
 
 
 def test_disabled_by_environment(monkeypatch):
+    caches = (vecmath.load, vecmath.variants, vecmath.covered_by_llvm)
     monkeypatch.setenv("LLVMACCEL_VECMATH", "0")
-    vecmath.load.cache_clear()
-    vecmath.variant.cache_clear()
+    for cache in caches:
+        cache.cache_clear()
     try:
         ir = generate(_graph("erf", DType.f32)).ir
         assert "vector-function-abi-variant" not in ir and "@erff" in ir
+        assert not vecmath.covered_by_llvm("llvm.exp.f32")
     finally:
         monkeypatch.delenv("LLVMACCEL_VECMATH")
-        vecmath.load.cache_clear()
-        vecmath.variant.cache_clear()
+        for cache in caches:
+            cache.cache_clear()
     assert ("vector-function-abi-variant" in generate(_graph("erf", DType.f32)).ir) == \
         HAVE_LIBMVEC
 
 
 def test_unknown_widths_and_types_have_no_variant():
-    assert vecmath.variant("exp", 32, 1, 128) is None  # no such ISA
-    assert vecmath.variant("exp", 16, 1, 64) is None  # no half-precision variants
-    assert vecmath.variant("no_such_function", 32, 1, 64) is None
+    riscv = TargetInfo("riscv64-unknown-linux-gnu", "generic-rv64", frozenset({"v"}), 128, 32)
+    assert vecmath.variants("exp", 32, 1, riscv, host=False) == ()  # no glibc variants
+    assert vecmath.variants("exp", 16, 1, host()) == ()  # no half-precision variants
+    assert vecmath.variants("no_such_function", 32, 1, host()) == ()
+
+
+# --- the vectorizer's width and the variant it calls, per target -------------------
+
+AVX2 = TargetInfo("x86_64-unknown-linux-gnu", "haswell",
+                  frozenset({"sse2", "avx", "avx2", "fma"}), 256, 16)
+AVX512_PREFER_256 = TargetInfo("x86_64-unknown-linux-gnu", "sapphirerapids",
+                               frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 256, 32)
+ZEN4 = TargetInfo("x86_64-unknown-linux-gnu", "znver4",
+                  frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 512, 32)
+NEOVERSE = TargetInfo("aarch64-unknown-linux-gnu", "neoverse-n1", frozenset({"neon"}), 128, 32)
+
+
+@pytest.mark.parametrize("target,call", [
+    (AVX2, "_ZGVdN8v_tanhf"),
+    (AVX512_PREFER_256, "_ZGVdN8v_tanhf"),  # AVX-512 present, 256-bit tuning
+    (ZEN4, "_ZGVeN16v_tanhf"),
+    (NEOVERSE, "_ZGVnN4v_tanhf"),
+])
+def test_transcendental_loop_calls_the_variant_of_the_chosen_width(target, call):
+    """The kernel lists every variant the target can run; the loop vectorizer,
+    tuned for the target's CPU, picks its width and calls that variant."""
+    ir = generate(_graph("tanh", DType.f32), target=target).ir
+    assert "vector-function-abi-variant" in ir
+    attrs = f'"target-cpu"="{target.cpu}"'
+    ir = f'target triple = "{target.triple}"\n' + ir.replace(" nounwind {", f" nounwind {attrs} {{")
+    module = llvmaccel.parse_ir(ir)
+    llvmaccel.run_passes(module, "default<O3>", auto="none")
+    text = str(module)
+    assert f"call <{call.split('N')[1].split('v')[0]} x float> @{call}(" in text
+    assert "call float @tanhf" not in text.split("vector.body")[1].split("middle.block")[0]
+
+
+EXPF_LOOP = """
+define void @vexp(ptr noalias %y, ptr noalias readonly %x, i64 %n) {
+entry:
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %px = getelementptr inbounds float, ptr %x, i64 %i
+  %v = load float, ptr %px
+  %e = call float @llvm.exp.f32(float %v)
+  %py = getelementptr inbounds float, ptr %y, i64 %i
+  store float %e, ptr %py
+  %i.next = add nuw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+declare float @llvm.exp.f32(float)
+"""
+
+
+@needs_libmvec
+def test_vector_library_option_uses_llvms_table():
+    """vector_library="libmvec" is clang's -fveclib=libmvec for the pipeline:
+    the vectorized loop calls glibc's variant of the width it chose, and the
+    JIT-compiled code gives libm's results."""
+    module = llvmaccel.parse_ir(EXPF_LOOP)
+    llvmaccel.run_passes(module, "default<O3>", target="host", vector_library="libmvec")
+    assert "@_ZGV" in str(module)
+    plain = llvmaccel.parse_ir(EXPF_LOOP)
+    llvmaccel.run_passes(plain, "default<O3>", target="host")
+    assert "@_ZGV" not in str(plain)
+    compiled = llvmaccel.jit.compile(EXPF_LOOP, vector_library="libmvec")
+    x = np.linspace(-20, 20, 1001, dtype=np.float32)
+    y = np.empty_like(x)
+    compiled["vexp"](y, x, len(x))
+    np.testing.assert_allclose(y, np.exp(x), rtol=4e-7)
+
+
+def test_unknown_vector_library_is_an_error():
+    with pytest.raises(llvmaccel.PipelineError, match="unknown vector library 'svml'"):
+        llvmaccel.run_passes(llvmaccel.parse_ir(EXPF_LOOP), "default<O2>",
+                             vector_library="svml")
+
+
+def test_host_target_comes_from_llvm():
+    h = host()
+    assert h.cpu == llvmaccel.compiler._host_cpu()
+    assert h.vector_bits in (128, 256, 512) and h.vector_registers >= 8
+    assert h.arch in h.triple
+    if h.arch == "x86_64":
+        assert "sse2" in h.features

@@ -305,8 +305,10 @@ _BINARY = {
     "min": "minimum", "pow": "pow", "rem": "rem", "and": "and", "or": "or", "xor": "xor",
     "atan2": "atan2", "add_any": "add",
 }
+# Integer division by zero gives XLA's values (div: -1, rem: the dividend).
 for _p, _fn in _BINARY.items():
-    RULES[_p] = (lambda fn: lambda g, ins, eqn: g.binary(fn, ins[0], ins[1]))(_fn)
+    RULES[_p] = (lambda fn: lambda g, ins, eqn: g.binary(fn, ins[0], ins[1],
+                                                       int_zero_div="xla"))(_fn)
 for _p in ("eq", "ne", "lt", "le", "gt", "ge"):
     RULES[_p] = (lambda fn: lambda g, ins, eqn: g.binary(fn, ins[0], ins[1]))(_p)
 

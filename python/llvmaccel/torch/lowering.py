@@ -696,6 +696,51 @@ def _pad(c: _Ctx, x: Node, pad: Any, value: float = 0) -> Node:
     return c.finish(g.pad(x, tuple((lo, hi) for lo, hi in pads), value))
 
 
+# -- convolution ----------------------------------------------------------
+
+
+@_op("convolution")
+def _convolution(c: _Ctx, x: Node, w: Node, bias: Node | None, stride: list,
+                 padding: list, dilation: list, transposed: bool, output_padding: list,
+                 groups: int) -> Node:
+    if transposed:
+        raise LoweringError("transposed convolution is not supported")
+    r = x.rank - 2
+    expand = (lambda v: list(v) * r if len(v) == 1 else list(v))  # noqa: E731
+    return c.finish(c.g.conv(x, w, bias, tuple(expand(stride)), tuple(expand(padding)),
+                             tuple(expand(dilation)), int(groups)))
+
+
+def _per_dim(v: Any, r: int, default: list | None = None) -> tuple[int, ...]:
+    """A per-spatial-dim parameter of an ATen pooling op (one value for all
+    dims, one per dim, or empty for ``default``)."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not v:
+        v = list(default or [])
+    return tuple(int(a) for a in (v * r if len(v) == 1 else v))
+
+
+@_op("max_pool2d_with_indices", "max_pool3d_with_indices")
+def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
+              padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False) -> tuple:
+    r = len(kernel_size)
+    kernel = _per_dim(kernel_size, r)
+    out = c.g.pool(x, "max", kernel, _per_dim(stride or [], r, list(kernel)),
+                   _per_dim(padding, r), _per_dim(dilation, r), bool(ceil_mode))
+    return (out, None)  # the indices are not computed (see node_support)
+
+
+@_op("avg_pool2d", "avg_pool3d")
+def _avg_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
+              padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+              divisor_override: int | None = None) -> Node:
+    r = len(kernel_size)
+    kernel = _per_dim(kernel_size, r)
+    return c.finish(c.g.pool(x, "avg", kernel, _per_dim(stride or [], r, list(kernel)),
+                             _per_dim(padding, r), None, bool(ceil_mode),
+                             bool(count_include_pad), divisor_override))
+
+
 # -- indexing -------------------------------------------------------------
 
 
@@ -763,14 +808,14 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
     g = c.g
     if mode not in (0, 1):
         raise LoweringError("embedding_bag mode 'max' is not supported")
-    if padding_idx is not None and padding_idx >= 0:
-        raise LoweringError("embedding_bag with padding_idx is not supported")
     if indices.rank != 1:
         raise LoweringError("embedding_bag with 2-d indices (pass offsets)")
     if offsets.dtype is not indices.dtype:
         offsets = g.cast(offsets, indices.dtype)
+    # ATen passes padding_idx already made non-negative, or -1/None for none.
+    pidx = padding_idx if padding_idx is not None and padding_idx >= 0 else None
     out = g.embedding_bag(weight, indices, offsets, "sum" if mode == 0 else "mean",
-                          include_last_offset, per_sample_weights)
+                          include_last_offset, per_sample_weights, pidx)
     want = _shape(c.val[0])
     if tuple(out.shape) != want:
         out = g.reshape(out, want)
@@ -780,6 +825,10 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
 # ---------------------------------------------------------------------------
 # Support and lowering of whole graphs
 # ---------------------------------------------------------------------------
+
+# Ops with several outputs of which only the first is lowered.
+_FIRST_OUTPUT_ONLY = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only",
+                                "max_pool2d_with_indices", "max_pool3d_with_indices"})
 
 _SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
             operator.neg, operator.truediv}
@@ -798,9 +847,8 @@ def node_support(node: torch.fx.Node) -> str | None:
     if t is operator.getitem:
         src = node.args[0]
         if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
-                _op_name(src.target) in ("_embedding_bag", "embedding_bag",
-                                         "_embedding_bag_forward_only") and node.args[1] != 0:
-            return "embedding_bag: only the first output (the bags) is supported"
+                _op_name(src.target) in _FIRST_OUTPUT_ONLY and node.args[1] != 0:
+            return f"{_op_name(src.target)}: only the first output is supported"
         return None
     val = node.meta.get("val")
     if t in _SYM_OPS or str(getattr(t, "__module__", "")).startswith("torch.fx.experimental"):
@@ -841,11 +889,15 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
         mode = args[4] if len(args) > 4 else node.kwargs.get("mode", 0)
         if mode not in (0, 1):
             return "embedding_bag mode 'max' is not supported"
-        pidx = args[8] if len(args) > 8 else node.kwargs.get("padding_idx")
-        if pidx is not None and pidx >= 0:
-            return "embedding_bag with padding_idx is not supported"
         if args[1].meta["val"].dim() != 1:
             return "embedding_bag with 2-d indices"
+    if name == "convolution":
+        if args[6]:
+            return "transposed convolution is not supported"
+        if not node.meta["val"].dtype.is_floating_point:
+            return "integer convolution is not supported"
+        if any(isinstance(d, torch.SymInt) for d in args[1].meta["val"].shape[1:]):
+            return "convolution with symbolic channels or kernel sizes"
     if name == "index":
         idx = args[1]
         pos = [k for k, i in enumerate(idx) if i is not None]

@@ -9,10 +9,10 @@
 ; bag in two pieces; the unrolled loop still looks ahead across the bags
 ; when the two pieces provably cover the whole bag.
 
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
-; RUN:   -accel-prefetch-min-work=0 -S %s | FileCheck %s
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
-; RUN:   -accel-prefetch-min-work=0 -pass-remarks=accel-prefetch \
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8;min-work=0>' \
+; RUN:   -S %s | FileCheck %s
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8;min-work=0>' \
+; RUN:   -pass-remarks=accel-prefetch \
 ; RUN:   -pass-remarks-missed=accel-prefetch -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=REMARK
 

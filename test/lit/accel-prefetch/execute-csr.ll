@@ -8,22 +8,22 @@
 
 ; REQUIRES: lli, host-x86_64
 ; RUN: %lli %s > %t.before
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=16>' \
-; RUN:   -accel-prefetch-min-work=0 %s -o %t.d16.bc
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=16;min-work=0>' \
+; RUN:   %s -o %t.d16.bc
 ; RUN: %lli %t.d16.bc > %t.d16
 ; RUN: diff %t.before %t.d16
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=1>' \
-; RUN:   -accel-prefetch-min-work=0 %s -o %t.d1.bc
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=1;min-work=0>' \
+; RUN:   %s -o %t.d1.bc
 ; RUN: %lli %t.d1.bc > %t.d1
 ; RUN: diff %t.before %t.d1
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=256>' \
-; RUN:   -accel-prefetch-min-work=0 %s -o %t.d256.bc
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=256;min-work=0>' \
+; RUN:   %s -o %t.d256.bc
 ; RUN: %lli %t.d256.bc > %t.d256
 ; RUN: diff %t.before %t.d256
 ; RUN: FileCheck %s --input-file=%t.before
 ; The transformed kernels really look ahead across the nest:
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=16>' \
-; RUN:   -accel-prefetch-min-work=0 -S %s | FileCheck %s --check-prefix=IR
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=16;min-work=0>' \
+; RUN:   -S %s | FileCheck %s --check-prefix=IR
 
 ; CHECK: case=1 sum=
 ; CHECK: case=2 sum=

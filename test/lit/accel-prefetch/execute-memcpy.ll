@@ -7,18 +7,18 @@
 
 ; REQUIRES: lli, host-x86_64
 ; RUN: %lli %s > %t.before
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=16>' \
-; RUN:   -accel-prefetch-min-work=0 %s -o %t.d16.bc
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=16;min-work=0>' \
+; RUN:   %s -o %t.d16.bc
 ; RUN: %lli %t.d16.bc > %t.d16
 ; RUN: diff %t.before %t.d16
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=1>' \
-; RUN:   -accel-prefetch-min-work=0 %s -o %t.d1.bc
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=1;min-work=0>' \
+; RUN:   %s -o %t.d1.bc
 ; RUN: %lli %t.d1.bc > %t.d1
 ; RUN: diff %t.before %t.d1
 ; RUN: FileCheck %s --input-file=%t.before
 ; The transformed code really prefetches the copies' sources:
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=16>' \
-; RUN:   -accel-prefetch-min-work=0 -S %s | FileCheck %s --check-prefix=IR
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=16;min-work=0>' \
+; RUN:   -S %s | FileCheck %s --check-prefix=IR
 
 ; CHECK: n=1 rows=
 ; CHECK: n=3 rows=

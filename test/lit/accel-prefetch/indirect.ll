@@ -9,8 +9,8 @@
 ; RUN:   -disable-output %s 2>&1 | FileCheck %s --check-prefix=LATENCY-MIN
 ; RUN: opt %loadaccel -passes='accel-prefetch<latency=100000>' -pass-remarks=accel-prefetch \
 ; RUN:   -disable-output %s 2>&1 | FileCheck %s --check-prefix=IN-FLIGHT
-; RUN: opt %loadaccel -passes='accel-prefetch<latency=100000>' -pass-remarks=accel-prefetch \
-; RUN:   -accel-prefetch-accesses-in-flight=100000 -disable-output %s 2>&1 \
+; RUN: opt %loadaccel -passes='accel-prefetch<latency=100000;in-flight=1024>' -pass-remarks=accel-prefetch \
+; RUN:   -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=LATENCY-MAX
 ; RUN: opt %loadaccel -passes='accel-prefetch<no-indirect>' -S %s | FileCheck %s --check-prefix=OFF
 

@@ -6,10 +6,10 @@
 ; look-ahead index load is one the loop makes on every iteration).
 
 ; (The work threshold of the cost model, tested in cost-model.ll, is off.)
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
-; RUN:   -accel-prefetch-min-work=0 -S %s | FileCheck %s
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=8>' \
-; RUN:   -accel-prefetch-min-work=0 -pass-remarks=accel-prefetch \
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8;min-work=0>' \
+; RUN:   -S %s | FileCheck %s
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=8;min-work=0>' \
+; RUN:   -pass-remarks=accel-prefetch \
 ; RUN:   -pass-remarks-missed=accel-prefetch -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=REMARK
 

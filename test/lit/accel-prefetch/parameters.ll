@@ -3,16 +3,16 @@
 
 ; RUN: opt %loadaccel -passes='accel-prefetch' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-prefetch<max-lines=8;indirect;strided;no-writes>
+; DEFAULT: accel-prefetch<max-lines=8;min-work=16;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes>
 
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;no-indirect;no-strided;writes>' \
+; RUN:   -passes='accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>' \
 ; RUN:   | FileCheck %s --check-prefix=ALL
-; ALL: accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;no-indirect;no-strided;writes>
+; ALL: accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>
 
 ; The printed pipeline parses back to itself.
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='function(accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;no-indirect;no-strided;writes>)' \
+; RUN:   -passes='function(accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>)' \
 ; RUN:   | FileCheck %s --check-prefix=ALL
 
 ; RUN: not opt %loadaccel -passes='accel-prefetch<foo>' -disable-output %s 2>&1 \
@@ -100,6 +100,26 @@
 ; RUN:   | FileCheck %s --check-prefix=TRAILING
 ; TRAILING: LLVMAccel: error: invalid accel-prefetch pass parameter '': empty parameter
 
+; RUN: not opt %loadaccel -passes='accel-prefetch<min-work=1000001>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=MINWORKBIG
+; MINWORKBIG: LLVMAccel: error: invalid accel-prefetch pass parameter 'min-work=1000001': min-work must be an integer from 0 to 1000000
+
+; RUN: not opt %loadaccel -passes='accel-prefetch<in-flight=0>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=INFLIGHT0
+; INFLIGHT0: LLVMAccel: error: invalid accel-prefetch pass parameter 'in-flight=0': in-flight must be an integer from 1 to 1024
+
+; RUN: not opt %loadaccel -passes='accel-prefetch<in-flight=1025>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=INFLIGHTBIG
+; INFLIGHTBIG: LLVMAccel: error: invalid accel-prefetch pass parameter 'in-flight=1025': in-flight must be an integer from 1 to 1024
+
+; RUN: not opt %loadaccel -passes='accel-prefetch<resident-bytes=1073741825>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=RESIDENTBIG
+; RESIDENTBIG: LLVMAccel: error: invalid accel-prefetch pass parameter 'resident-bytes=1073741825': resident-bytes must be an integer from 0 to 1073741824
+
+; RUN: not opt %loadaccel -passes='accel-prefetch<min-work=-1>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=MINWORKNEG
+; MINWORKNEG: LLVMAccel: error: invalid accel-prefetch pass parameter 'min-work=-1': min-work must be an integer from 0 to 1000000
+
 ; An empty list is an error too; the bare name is not.
 ; RUN: not opt %loadaccel -passes='accel-prefetch<>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=EMPTYLIST
@@ -116,17 +136,17 @@
 ; min-stride=0 is allowed (prefetch every affine access).
 ; RUN: opt %loadaccel -passes='accel-prefetch<min-stride=0>' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=MINSTRIDE0
-; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;indirect;strided;no-writes>
+; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;min-work=16;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes>
 
 ; The ends of every range are accepted.
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64>' \
+; RUN:   -passes='accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;min-work=1000000;in-flight=1024;resident-bytes=1073741824>' \
 ; RUN:   | FileCheck %s --check-prefix=MAXIMA
-; MAXIMA: accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;indirect;strided;no-writes>
+; MAXIMA: accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;min-work=1000000;in-flight=1024;resident-bytes=1073741824;indirect;strided;no-writes>
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1>' \
+; RUN:   -passes='accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;min-work=0;in-flight=1;resident-bytes=0>' \
 ; RUN:   | FileCheck %s --check-prefix=MINIMA
-; MINIMA: accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;indirect;strided;no-writes>
+; MINIMA: accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;min-work=0;in-flight=1;resident-bytes=0;indirect;strided;no-writes>
 
 define void @empty() {
   ret void

@@ -11,12 +11,14 @@
 ; RUN: env LLVMACCEL_AUTO=none opt %loadaccel -passes='default<O3>' -debug-pass-manager -disable-output %s 2>&1 | FileCheck %s --check-prefix=OFF
 ; The option wins over the environment.
 ; RUN: env LLVMACCEL_AUTO=none opt %loadaccel -passes='default<O3>' -llvmaccel-auto=all -debug-pass-manager -disable-output %s 2>&1 | FileCheck %s --check-prefix=ON
-; RUN: opt %loadaccel -passes='default<O3>' -llvmaccel-auto=accel-prefetch,bogus -disable-output %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+; An unknown name is an error, from the option or the environment.
+; RUN: not opt %loadaccel -passes='default<O3>' -llvmaccel-auto=accel-prefetch,bogus -disable-output %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+; RUN: env LLVMACCEL_AUTO=bogus not opt %loadaccel -passes='default<O3>' -disable-output %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 ; ON: Running pass: LoopVectorizePass on f
 ; ON: Running pass: AccelPrefetchPass on f
 ; OFF-NOT: AccelPrefetchPass
-; UNKNOWN: LLVMAccel: warning: -llvmaccel-auto names unknown pass 'bogus'
+; UNKNOWN: LLVMAccel: error: -llvmaccel-auto names unknown pass 'bogus' (known: all, none, accel-prefetch
 
 define void @f(ptr %p, i64 %n) {
 entry:

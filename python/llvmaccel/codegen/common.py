@@ -1,0 +1,97 @@
+"""What every part of the code generator shares: the kernel description,
+buffers, literals, and the target kernels are generated for."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..graph import DType, GraphError, Node, dim_op
+from ..target import TargetInfo
+from ..target import host as host_target
+
+
+class CodegenError(GraphError):
+    """The graph cannot be turned into LLVM IR (an unsupported construct)."""
+
+
+@dataclass
+class Buffer:
+    """A tensor the kernel reads or writes through a pointer parameter."""
+
+    kind: str  # "input", "constant", "output", "temp"
+    shape: tuple
+    dtype: DType
+    param: str  # LLVM parameter name
+    node: int | None = None  # graph node id (inputs, constants)
+
+
+@dataclass
+class Kernel:
+    """Generated code for a graph, and how to call it.
+
+    Attributes:
+        ir: The LLVM module as text.
+        name: The entry function.
+        inputs: Node ids of the graph inputs, in parameter order.
+        constants: Node ids of the tensor constants, in parameter order.
+        outputs: (shape, dtype) of every output buffer.
+        temps: (shape, dtype) of every temporary buffer.
+        symbols: Size symbols, in parameter order (after the pointers).
+        errors: Return code -> (exception name, message).
+        output_map: For graph output k, the output buffer index it is in.
+    """
+
+    ir: str
+    name: str
+    inputs: list[int]
+    constants: list[int]
+    outputs: list[tuple]
+    temps: list[tuple]
+    symbols: list[str]
+    errors: dict[int, tuple[str, str]] = field(default_factory=dict)
+    output_map: list[int] = field(default_factory=list)
+
+
+_VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad"})
+_KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool"})
+_BUFFERS = frozenset({"input", "constant"})
+
+
+def _fconst(value: float, dtype: DType) -> str:
+    """An LLVM floating-point literal (hex, exact)."""
+    if dtype is DType.f32:
+        with np.errstate(over="ignore"):
+            value = float(np.float32(value))
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", float(value)))[0])
+
+
+def _const(value: object, dtype: DType) -> str:
+    if dtype.is_float:
+        return _fconst(float(value), dtype)  # type: ignore[arg-type]
+    if dtype is DType.bool:
+        return "true" if value else "false"
+    return str(int(value))  # type: ignore[call-overload]
+
+
+def _strides(shape: tuple) -> list:
+    out: list = []
+    acc: object = 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc = dim_op("mul", acc, d)  # type: ignore[arg-type]
+    return out[::-1]
+
+
+def _root_for_buffer(node: Node) -> int:
+    """The node to materialize so that ``node`` is a contiguous buffer."""
+    while node.op == "reshape":
+        node = node.inputs[0]
+    return node.id
+
+
+def default_target() -> TargetInfo:
+    """The target kernels are generated for when none is named: this machine."""
+    return host_target()

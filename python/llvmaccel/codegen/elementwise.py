@@ -1,0 +1,468 @@
+"""Elementwise values and reductions: every node as a function from an output
+index to a value (views remap indices, padding and concat are guarded loads),
+the scalar computations, and the reduction loop nests."""
+
+from __future__ import annotations
+
+from .. import vecmath
+from ..graph import DType, Node, dim_op
+from .common import Buffer, CodegenError, _const, _fconst
+from .emitter import EmitterCore
+
+_LIBM = {
+    "tanh": "tanh", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
+    "atan2": "atan2",
+}
+# Math functions with vector variants in a vector math library (vecmath).
+_VECTOR_MATH = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "erfc",
+                          "log1p", "expm1", "atan2", "pow"})
+_INTRINSIC_UNARY = {
+    "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
+    "abs": "fabs", "floor": "floor", "ceil": "ceil", "round": "roundeven",
+    "trunc": "trunc", "sin": "sin", "cos": "cos",
+}
+
+
+class ElementwiseEmitter(EmitterCore):
+    """Elementwise emission, scalar math and reductions."""
+
+    # -- elemental emission -------------------------------------------------
+    def flat_ok(self, node: Node) -> bool:
+        """True when ``node`` can be computed from a linear index alone."""
+        if node.id in self.buffers or node.op == "scalar":
+            return True
+        if node.op == "reshape":
+            return self.flat_ok(node.inputs[0])
+        if node.op in ("unary", "binary", "compare", "where", "cast"):
+            return all((i.op == "scalar" or tuple(i.shape) == tuple(node.shape))
+                       and self.flat_ok(i) for i in node.inputs)
+        return False
+
+    def emit_lin(self, node: Node, lin: str) -> str:
+        """Value of ``node`` at linear (row-major) position ``lin``."""
+        key = (node.id, "lin", lin)
+        if key in self.memo:
+            return self.memo[key]
+        buf = self.buffers.get(node.id)
+        if buf is not None:
+            v = self.load(buf, lin)
+        elif node.op == "scalar":
+            return _const(node.attrs["value"], node.dtype)
+        elif node.op == "reshape" and self.flat_ok(node.inputs[0]):
+            v = self.emit_lin(node.inputs[0], lin)
+        elif self.flat_ok(node) and node.op != "reshape":
+            args = [self.emit_lin(i, lin) for i in node.inputs]
+            v = self.compute(node, args)
+        else:
+            v = self.emit(node, self.delinearize(lin, node.shape))
+        self.memo[key] = v
+        return v
+
+    def emit(self, node: Node, idx: list[str]) -> str:
+        """Value of ``node`` at multi-index ``idx``."""
+        key = (node.id, tuple(idx))
+        if key in self.memo:
+            return self.memo[key]
+        v = self._emit(node, idx)
+        self.memo[key] = v
+        return v
+
+    def bcast_idx(self, operand: Node, shape: tuple, idx: list[str]) -> list[str]:
+        off = len(shape) - operand.rank
+        return ["0" if d == 1 and shape[off + k] != 1 else idx[off + k]
+                for k, d in enumerate(operand.shape)]
+
+    def _emit(self, node: Node, idx: list[str]) -> str:
+        buf = self.buffers.get(node.id)
+        if buf is not None:
+            return self.load(buf, self.linear(idx, node.shape))
+        op = node.op
+        if op == "scalar":
+            return _const(node.attrs["value"], node.dtype)
+        if op == "iota":
+            i = idx[node.attrs["dim"]]
+            return self.convert(i, DType.i64, node.dtype)
+        if op in ("unary", "binary", "compare", "where", "cast"):
+            args = [self.emit(i, self.bcast_idx(i, node.shape, idx)) for i in node.inputs]
+            return self.compute(node, args)
+        if op == "broadcast":
+            x = node.inputs[0]
+            return self.emit(x, self.bcast_idx(x, node.shape, idx))
+        if op == "reshape":
+            x = node.inputs[0]
+            return self.emit_lin(x, self.linear(idx, node.shape))
+        if op == "permute":
+            x = node.inputs[0]
+            src = [""] * x.rank
+            for k, p in enumerate(node.attrs["perm"]):
+                src[p] = idx[k]
+            return self.emit(x, src)
+        if op == "slice":
+            x = node.inputs[0]
+            d = node.attrs["dim"]
+            src = list(idx)
+            i = self.imul(idx[d], str(node.attrs["step"]))
+            src[d] = self.iadd(i, self.dim(node.attrs["start"]))
+            return self.emit(x, src)
+        if op == "select":
+            x = node.inputs[0]
+            d = node.attrs["dim"]
+            i = self.dim(node.attrs["index"])
+            return self.emit(x, idx[:d] + [i] + idx[d:])
+        if op == "pad":
+            return self.emit_pad(node, idx)
+        if op == "concat":
+            return self.emit_concat(node, idx)
+        if op == "take":
+            return self.emit_take(node, idx)
+        if op == "gather":
+            return self.emit_gather(node, idx)
+        raise CodegenError(f"cannot emit {op} elementwise")
+
+    def emit_pad(self, node: Node, idx: list[str]) -> str:
+        x = node.inputs[0]
+        src, checks = [], []
+        for k, lo in enumerate(node.attrs["lo"]):
+            if lo == 0 and x.shape[k] == node.shape[k]:
+                src.append(idx[k])
+                continue
+            s = self.op(f"sub nsw i64 {idx[k]}, {self.dim(lo)}", "i")
+            src.append(s)
+            checks.append(self.op(f"icmp ult i64 {s}, {self.dim(x.shape[k])}", "c"))
+        fill = _const(node.attrs["value"], node.dtype)
+        if not checks:
+            return self.emit(x, src)
+        ok = checks[0]
+        for c in checks[1:]:
+            ok = self.op(f"and i1 {ok}, {c}", "c")
+        return self.cond(ok, lambda: self.emit(x, src), lambda: fill, node.dtype.llvm)
+
+    def emit_concat(self, node: Node, idx: list[str]) -> str:
+        d = node.attrs["dim"]
+        parts = list(node.inputs)
+
+        def part(k: int, start: object) -> str:
+            x = parts[k]
+            src = list(idx)
+            src[d] = self.op(f"sub nsw i64 {idx[d]}, {self.dim(start)}", "i") \
+                if start != 0 else idx[d]
+            if k == len(parts) - 1:
+                return self.emit(x, src)
+            end = dim_op("add", start, x.shape[d])  # type: ignore[arg-type]
+            c = self.op(f"icmp slt i64 {idx[d]}, {self.dim(end)}", "c")
+            return self.cond(c, lambda: self.emit(x, src), lambda: part(k + 1, end),
+                             node.dtype.llvm)
+
+        return part(0, 0)
+
+    # -- scalar computations ------------------------------------------------
+    def convert(self, v: str, src: DType, dst: DType) -> str:
+        if src is dst:
+            return v
+        s, d = src.llvm, dst.llvm
+        if dst is DType.bool:
+            if src.is_float:
+                return self.op(f"fcmp une {s} {v}, 0.0", "b")
+            return self.op(f"icmp ne {s} {v}, 0", "b")
+        if src is DType.bool:
+            if dst.is_float:
+                return self.op(f"uitofp i1 {v} to {d}")
+            return self.op(f"zext i1 {v} to {d}")
+        if src.is_float and dst.is_float:
+            return self.op(f"{'fpext' if dst is DType.f64 else 'fptrunc'} {s} {v} to {d}")
+        if src.is_float:
+            sfx = "f32" if src is DType.f32 else "f64"
+            return self.call(f"llvm.fptosi.sat.{d}.{sfx}", d, [(s, v)])
+        if dst.is_float:
+            return self.op(f"sitofp {s} {v} to {d}")
+        if src.itemsize < dst.itemsize:
+            return self.op(f"sext {s} {v} to {d}")
+        return self.op(f"trunc {s} {v} to {d}")
+
+    def fcall(self, base: str, dt: DType, args: list[str], libm: bool = False) -> str:
+        """A call of libm's ``base`` (``libm``) or of the LLVM intrinsic, marked
+        with its vector variant when the host's math library has one (see
+        :mod:`llvmaccel.vecmath`), so that loops calling it vectorize."""
+        t = dt.llvm
+        if libm:
+            name = base + ("f" if dt is DType.f32 else "")
+        else:
+            name = f"llvm.{base}.{'f32' if dt is DType.f32 else 'f64'}"
+        # LLVM's own LIBMVEC table (on in the JIT's pipeline) covers some
+        # callees at every width; the others get glibc's variants listed.
+        covered = self.host and vecmath.covered_by_llvm(name)
+        vecs = () if covered or base not in _VECTOR_MATH else \
+            vecmath.variants(base, dt.itemsize * 8, len(args), self.target, self.host)
+        if not vecs:
+            return self.call(name, t, [(t, a) for a in args])
+        for vec in vecs:
+            vt = f"<{vec.lanes} x {t}>"
+            self.declare(vec.symbol, vt, [vt] * len(args))
+            self.vector_variants.add(vec.symbol)
+        abi = ",".join(f"{vec.abi_prefix}{name}({vec.symbol})" for vec in vecs)
+        return self.call(name, t, [(t, a) for a in args],
+                         f'nounwind memory(none) "vector-function-abi-variant"="{abi}"')
+
+    def compute(self, node: Node, args: list[str]) -> str:
+        op = node.op
+        if op == "cast":
+            return self.convert(args[0], node.inputs[0].dtype, node.dtype)
+        if op == "where":
+            return self.op(f"select i1 {args[0]}, {node.dtype.llvm} {args[1]}, "
+                           f"{node.dtype.llvm} {args[2]}")
+        if op == "compare":
+            return self.compare(node.attrs["fn"], node.inputs[0].dtype, args[0], args[1])
+        if op == "unary":
+            return self.unary(node.attrs["fn"], node.dtype, args[0])
+        if op == "binary":
+            return self.binary(node.attrs["fn"], node.dtype, args[0], args[1],
+                               node.attrs.get("zero_div", "error"))
+        raise CodegenError(f"not an elementwise op: {op}")
+
+    def compare(self, fn: str, dt: DType, a: str, b: str) -> str:
+        t = dt.llvm
+        if dt.is_float:
+            pred = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt",
+                    "ge": "oge"}[fn]
+            return self.op(f"fcmp {pred} {t} {a}, {b}", "b")
+        sign = "u" if dt is DType.bool else "s"
+        pred = {"eq": "eq", "ne": "ne", "lt": f"{sign}lt", "le": f"{sign}le",
+                "gt": f"{sign}gt", "ge": f"{sign}ge"}[fn]
+        return self.op(f"icmp {pred} {t} {a}, {b}", "b")
+
+    def unary(self, fn: str, dt: DType, x: str) -> str:
+        t = dt.llvm
+        if not dt.is_float:
+            if fn == "not":
+                return self.op(f"xor i1 {x}, true")
+            if fn == "neg":
+                return self.op(f"sub {t} 0, {x}")
+            if fn == "abs":
+                return self.call(f"llvm.abs.{t}", t, [(t, x), ("i1", "false")])
+            if fn == "relu":
+                return self.call(f"llvm.smax.{t}", t, [(t, x), (t, "0")])
+            if fn == "square":
+                return self.op(f"mul {t} {x}, {x}")
+            if fn == "sign":
+                p = self.op(f"icmp sgt {t} {x}, 0", "c")
+                n = self.op(f"icmp slt {t} {x}, 0", "c")
+                pz = self.op(f"zext i1 {p} to {t}")
+                nz = self.op(f"zext i1 {n} to {t}")
+                return self.op(f"sub {t} {pz}, {nz}")
+            raise CodegenError(f"{fn} of {dt.value[0]}")
+        one, zero = _fconst(1.0, dt), _fconst(0.0, dt)
+        if fn in _INTRINSIC_UNARY:
+            return self.fcall(_INTRINSIC_UNARY[fn], dt, [x])
+        if fn in _LIBM:
+            return self.fcall(_LIBM[fn], dt, [x], libm=True)
+        if fn == "neg":
+            return self.op(f"fneg {t} {x}")
+        if fn == "rsqrt":
+            return self.op(f"fdiv {t} {one}, {self.fcall('sqrt', dt, [x])}")
+        if fn == "reciprocal":
+            return self.op(f"fdiv {t} {one}, {x}")
+        if fn == "square":
+            return self.op(f"fmul {t} {x}, {x}")
+        if fn == "relu":
+            c = self.op(f"fcmp olt {t} {x}, {zero}", "c")
+            return self.op(f"select i1 {c}, {t} {zero}, {t} {x}")
+        if fn in ("sigmoid", "silu"):
+            e = self.fcall("exp", dt, [self.op(f"fneg {t} {x}")])
+            s = self.op(f"fdiv {t} {one}, {self.op(f'fadd {t} {one}, {e}')}")
+            return s if fn == "sigmoid" else self.op(f"fmul {t} {x}, {s}")
+        if fn == "gelu":
+            h = self.op(f"fmul {t} {x}, {_fconst(0.7071067811865476, dt)}")
+            e = self.fcall("erf", dt, [h], libm=True)
+            y = self.op(f"fmul {t} {x}, {_fconst(0.5, dt)}")
+            return self.op(f"fmul {t} {y}, {self.op(f'fadd {t} {one}, {e}')}")
+        if fn == "gelu_tanh":
+            x3 = self.op(f"fmul {t} {self.op(f'fmul {t} {x}, {x}')}, {x}")
+            inner = self.op(f"fadd {t} {x}, {self.op(f'fmul {t} {x3}, {_fconst(0.044715, dt)}')}")
+            k = self.op(f"fmul {t} {inner}, {_fconst(0.7978845608028654, dt)}")
+            th = self.fcall("tanh", dt, [k], libm=True)
+            y = self.op(f"fmul {t} {x}, {_fconst(0.5, dt)}")
+            return self.op(f"fmul {t} {y}, {self.op(f'fadd {t} {one}, {th}')}")
+        if fn == "sign":
+            p = self.op(f"fcmp ogt {t} {x}, {zero}", "c")
+            n = self.op(f"fcmp olt {t} {x}, {zero}", "c")
+            v = self.op(f"select i1 {n}, {t} {_fconst(-1.0, dt)}, {t} {x}")
+            return self.op(f"select i1 {p}, {t} {one}, {t} {v}")
+        raise CodegenError(f"unsupported unary op {fn}")
+
+    def binary(self, fn: str, dt: DType, a: str, b: str, zero_div: str = "error") -> str:
+        """``fn(a, b)`` on scalars (or vectors) of ``dt``. Integer division by
+        zero follows ``zero_div`` (see Graph.binary); it never traps."""
+        t = dt.llvm
+        if dt.is_float:
+            simple = {"add": "fadd", "sub": "fsub", "mul": "fmul", "div": "fdiv",
+                      "rem": "frem"}
+            if fn in simple:
+                return self.op(f"{simple[fn]} {t} {a}, {b}")
+            if fn == "maximum":
+                return self.fcall("maximum", dt, [a, b])
+            if fn == "minimum":
+                return self.fcall("minimum", dt, [a, b])
+            if fn == "pow":
+                return self.fcall("pow", dt, [a, b])
+            if fn == "atan2":
+                return self.fcall("atan2", dt, [a, b], libm=True)
+            if fn == "floordiv":
+                return self.fcall("floor", dt, [self.op(f"fdiv {t} {a}, {b}")])
+            raise CodegenError(f"unsupported float op {fn}")
+        if fn in ("add", "sub", "mul", "and", "or", "xor"):
+            return self.op(f"{fn} {t} {a}, {b}")
+        if fn in ("maximum", "minimum"):
+            if dt is DType.bool:
+                return self.op(f"{'or' if fn == 'maximum' else 'and'} i1 {a}, {b}")
+            return self.call(f"llvm.s{fn[:3]}.{t}", t, [(t, a), (t, b)])
+        if fn in ("div", "rem", "floordiv"):
+            # No traps: the divisor is made safe, INT_MIN / -1 wraps, and a
+            # zero divisor gives XLA's values or sets the kernel's flag.
+            zero = self.op(f"icmp eq {t} {b}, 0", "c")
+            if zero_div == "error":
+                self.flag_zero_division(zero)
+            m1 = self.op(f"icmp eq {t} {b}, -1", "c")
+            safe = self.op(f"select i1 {zero}, {t} 1, {t} {b}")
+            safe = self.op(f"select i1 {m1}, {t} 1, {t} {safe}")
+            if fn == "rem":
+                r = self.op(f"srem {t} {a}, {safe}")
+                r = self.op(f"select i1 {m1}, {t} 0, {t} {r}")
+                return self.op(f"select i1 {zero}, {t} {a}, {t} {r}")  # XLA: the dividend
+            q = self.op(f"sdiv {t} {a}, {safe}")
+            q = self.op(f"select i1 {m1}, {t} {self.op(f'sub {t} 0, {a}')}, {t} {q}")
+            if fn == "floordiv":
+                r = self.op(f"srem {t} {a}, {safe}")
+                nz = self.op(f"icmp ne {t} {r}, 0", "c")
+                sx = self.op(f"xor {t} {r}, {b}")
+                neg = self.op(f"icmp slt {t} {sx}, 0", "c")
+                adj = self.op(f"and i1 {nz}, {neg}", "c")
+                adj = self.op(f"and i1 {adj}, {self.op(f'xor i1 {m1}, true', 'c')}", "c")
+                q = self.op(f"sub {t} {q}, {self.op(f'zext i1 {adj} to {t}')}")
+            return self.op(f"select i1 {zero}, {t} -1, {t} {q}")  # XLA: -1
+        raise CodegenError(f"unsupported integer op {fn}")
+
+    def emit_reduce(self, node: Node, out: Buffer) -> None:
+        x = node.inputs[0]
+        fn, axes = node.attrs["fn"], node.attrs["axes"]
+        kept = [k for k in range(x.rank) if k not in axes]
+        dt = x.dtype
+        acc_dt = DType.f64 if (dt is DType.f32 and fn in ("sum", "prod")) else dt
+        if _rows_first(node):
+            self.emit_reduce_rows(node, out, _row_acc_dtype(node))
+            return
+        at = acc_dt.llvm
+        with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
+            acc = self.alloca(at)
+            arg = self.alloca("i64") if fn in ("argmax", "argmin") else None
+            self.line(f"store {at} {_reduce_identity(fn, acc_dt)}, ptr {acc}")
+            if arg is not None:
+                self.line(f"store i64 0, ptr {arg}")
+            with self.nest(tuple(x.shape[k] for k in axes)) as ridx:
+                full = [""] * x.rank
+                for k, i in zip(kept, kidx, strict=False):
+                    full[k] = i
+                for k, i in zip(axes, ridx, strict=False):
+                    full[k] = i
+                v = self.convert(self.emit(x, full), dt, acc_dt)
+                a = self.op(f"load {at}, ptr {acc}", "a")
+                if fn not in ("argmax", "argmin"):
+                    # reassoc: partial sums, so the loop vectorizes
+                    r = self.combine(fn, acc_dt, a, v, reassoc=True)
+                else:
+                    r = self.argbetter(fn, dt, v, a)
+                    pos = self.linear(ridx, tuple(x.shape[k] for k in axes))
+                    old = self.op(f"load i64, ptr {arg}", "a")
+                    self.line(f"store i64 {self.op(f'select i1 {r}, i64 {pos}, i64 {old}')}, "
+                              f"ptr {arg}")
+                    r = self.op(f"select i1 {r}, {at} {v}, {at} {a}")
+                self.line(f"store {at} {r}, ptr {acc}")
+            if arg is not None:
+                res = self.op(f"load i64, ptr {arg}", "a")
+            else:
+                res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
+            oidx = kidx
+            if node.attrs["keepdim"]:
+                oidx, it = [], iter(kidx)
+                for k in range(x.rank):
+                    oidx.append("0" if k in axes else next(it))
+            self.store(out, self.linear(oidx, node.shape), res)
+
+    def emit_reduce_rows(self, node: Node, out: Buffer, acc_dt: DType) -> None:
+        """A reduction over leading axes (``sum(x, 0)`` of a matrix): the
+        reduced axes outer, the kept ones inner, accumulating whole rows
+        (in the output, or in an f64 temporary for f32 sums and products), so that
+        ``x`` is read once in order and the inner loop vectorizes."""
+        x = node.inputs[0]
+        fn, axes = node.attrs["fn"], node.attrs["axes"]
+        dt = x.dtype
+        kshape = tuple(x.shape[len(axes):])
+        acc = self.reduce_acc[node.id] if acc_dt is not node.dtype else out
+        with self.nest(kshape) as kidx:
+            self.store(acc, self.linear(kidx, kshape), _reduce_identity(fn, acc_dt))
+        with self.nest(tuple(x.shape[:len(axes)])) as ridx:
+            with self.nest(kshape) as kidx:
+                lin = self.linear(kidx, kshape)
+                v = self.convert(self.emit(x, ridx + kidx), dt, acc_dt)
+                self.store(acc, lin, self.combine(fn, acc_dt, self.load(acc, lin), v))
+        if acc is not out:
+            with self.nest(kshape) as kidx:
+                lin = self.linear(kidx, kshape)
+                self.store(out, lin, self.convert(self.load(acc, lin), acc_dt, node.dtype))
+
+    def combine(self, fn: str, dt: DType, a: str, v: str, reassoc: bool = False) -> str:
+        """The accumulator ``a`` of a ``fn`` reduction (sum, prod, any, all,
+        max, min) combined with ``v``; ``reassoc`` lets float sums be split
+        into partial sums."""
+        if fn in ("sum", "prod"):
+            op = {"sum": "add", "prod": "mul"}[fn]
+            if dt.is_float:
+                op = "f" + op + (" reassoc" if reassoc and fn == "sum" else "")
+            return self.op(f"{op} {dt.llvm} {a}, {v}")
+        if fn in ("any", "all"):
+            return self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
+        return self.binary("maximum" if fn == "max" else "minimum", dt, a, v)
+
+    def argbetter(self, fn: str, dt: DType, v: str, best: str) -> str:
+        """Whether ``v`` replaces ``best`` (first occurrence wins; NaN is the
+        largest and the smallest value, like in PyTorch)."""
+        t = dt.llvm
+        if dt is DType.bool:
+            pred = "ugt" if fn == "argmax" else "ult"
+            return self.op(f"icmp {pred} i1 {v}, {best}", "c")
+        if not dt.is_float:
+            return self.op(f"icmp {'sgt' if fn == 'argmax' else 'slt'} {t} {v}, {best}", "c")
+        better = self.op(f"fcmp {'ogt' if fn == 'argmax' else 'olt'} {t} {v}, {best}", "c")
+        vnan = self.op(f"fcmp uno {t} {v}, {v}", "c")
+        bok = self.op(f"fcmp ord {t} {best}, {best}", "c")
+        return self.op(f"or i1 {better}, {self.op(f'and i1 {vnan}, {bok}', 'c')}", "c")
+
+
+def _reduce_identity(fn: str, dt: DType) -> str:
+    """The initial accumulator of a ``fn`` reduction over ``dt``."""
+    if fn in ("sum", "any"):
+        return _const(False if fn == "any" else 0, dt)
+    if fn in ("prod", "all"):
+        return _const(True if fn == "all" else 1, dt)
+    low = fn in ("max", "argmax")  # start from the lowest value
+    if dt.is_float:
+        return _fconst(float("-inf") if low else float("inf"), dt)
+    if dt is DType.bool:
+        return "false" if low else "true"
+    bits = dt.itemsize * 8 - 1
+    return str(-(1 << bits) if low else (1 << bits) - 1)
+
+
+def _rows_first(node: Node) -> bool:
+    """Whether a reduce node is emitted rows first (emit_reduce_rows): it
+    reduces leading axes of its operand and keeps at least its last one."""
+    axes = node.attrs["axes"]
+    rank = node.inputs[0].rank
+    return (node.attrs["fn"] in ("sum", "prod", "max", "min", "any", "all")
+            and 0 < len(axes) < rank and tuple(sorted(axes)) == tuple(range(len(axes))))
+
+
+def _row_acc_dtype(node: Node) -> DType:
+    """The accumulator of emit_reduce_rows: f64 for f32 sums and products,
+    else the result's dtype."""
+    f32_sum = node.dtype is DType.f32 and node.attrs["fn"] in ("sum", "prod")
+    return DType.f64 if f32_sum else node.dtype

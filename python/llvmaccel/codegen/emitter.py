@@ -1,0 +1,301 @@
+"""The emitter's core: SSA names, blocks, sizes, counted loops, memory
+access, kernel errors, and the dispatch of a materialized node to its kind of
+loop nest. The kinds of loop nest (elementwise and reductions, matmul,
+gathers, convolution) are the subclasses that :class:`codegen._Emitter`
+combines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..graph import DType, Graph, Node, SymExpr, shape_numel
+from ..target import TargetInfo
+from .common import Buffer, CodegenError, _strides
+
+
+class EmitterCore:
+    """Builds the body of the entry function."""
+
+
+    def __init__(self, graph: Graph, name: str, target: TargetInfo, host: bool) -> None:
+        self.g = graph
+        self.name = name
+        self.target = target  # vector widths and math variants are sized for it
+        self.host = host  # the code runs here: ask the loaded libraries
+        self.allocas: list[str] = []
+        self.prologue: list[str] = []
+        self.body: list[str] = []
+        self.decls: dict[str, str] = {}
+        self.vector_variants: set[str] = set()  # vecmath symbols the calls name
+        self.block = "entry"
+        self.count = 0
+        self.memo: dict[tuple, str] = {}
+        self.dimvals: dict[str, str] = {}
+        self.buffers: dict[int, Buffer] = {}
+        self.errors: dict[int, tuple[str, str]] = {}
+        self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
+        self.reduce_acc: dict[int, Buffer] = {}  # f64 rows of emit_reduce_rows
+        self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
+        self.zero_flag: str | None = None  # integer division by zero seen (an i1)
+        self.zero_flag_used = False
+
+    # -- low-level --------------------------------------------------------
+    def fresh(self, hint: str = "v") -> str:
+        self.count += 1
+        return f"%{hint}{self.count}"
+
+    def label(self, hint: str) -> str:
+        self.count += 1
+        return f"{hint}{self.count}"
+
+    def line(self, text: str) -> None:
+        self.body.append("  " + text)
+
+    def op(self, text: str, hint: str = "v") -> str:
+        name = self.fresh(hint)
+        self.line(f"{name} = {text}")
+        return name
+
+    def start_block(self, label: str) -> None:
+        self.body.append(f"{label}:")
+        self.block = label
+
+    def br(self, label: str) -> None:
+        self.line(f"br label %{label}")
+
+    def declare(self, name: str, ret: str, args: list[str]) -> None:
+        self.decls[name] = f"declare {ret} @{name}({', '.join(args)})"
+
+    def call(self, fn: str, ret: str, args: list[tuple[str, str]], attrs: str = "",
+             hint: str = "v") -> str:
+        self.declare(fn, ret, [t for t, _ in args])
+        call = f"call {ret} @{fn}({', '.join(f'{t} {v}' for t, v in args)})"
+        return self.op(f"{call} {attrs}" if attrs else call, hint)
+
+    def alloca(self, ty: str) -> str:
+        name = self.fresh("acc")
+        self.allocas.append(f"  {name} = alloca {ty}")
+        return name
+
+    # -- sizes ------------------------------------------------------------
+    def dim(self, d: object) -> str:
+        """An i64 value for a size (computed once, in the entry block)."""
+        if isinstance(d, int):
+            return str(d)
+        assert isinstance(d, SymExpr)
+        key = str(d)
+        if key in self.dimvals:
+            return self.dimvals[key]
+        if d.op == "sym":
+            val = f"%sym.{d.args[0]}"
+        else:
+            a, b = (self.dim(x) for x in d.args)
+            name = f"%d{len(self.dimvals)}"
+            if d.op in ("add", "mul"):
+                self.prologue.append(f"  {name} = {d.op} i64 {a}, {b}")
+            elif d.op in ("floordiv", "mod"):
+                # Sizes are non-negative; guard division by zero.
+                nz = f"{name}.nz"
+                self.prologue.append(f"  {name}.z = icmp eq i64 {b}, 0")
+                self.prologue.append(f"  {nz} = select i1 {name}.z, i64 1, i64 {b}")
+                fn = "sdiv" if d.op == "floordiv" else "srem"
+                self.prologue.append(f"  {name} = {fn} i64 {a}, {nz}")
+            elif d.op in ("max", "min"):
+                self.prologue.append(
+                    f"  {name} = call i64 @llvm.s{d.op}.i64(i64 {a}, i64 {b})")
+                self.declare(f"llvm.s{d.op}.i64", "i64", ["i64", "i64"])
+            else:
+                raise CodegenError(f"unsupported size expression {d}")
+            val = name
+        self.dimvals[key] = val
+        return val
+
+    def iadd(self, a: str, b: str) -> str:
+        if a == "0":
+            return b
+        if b == "0":
+            return a
+        return self.op(f"add nsw i64 {a}, {b}", "i")
+
+    def imul(self, a: str, b: str) -> str:
+        if a == "1":
+            return b
+        if b == "1":
+            return a
+        if a == "0" or b == "0":
+            return "0"
+        return self.op(f"mul nsw i64 {a}, {b}", "i")
+
+    def linear(self, idx: list[str], shape: tuple) -> str:
+        """Row-major linear offset of ``idx`` in ``shape``."""
+        off = "0"
+        for i, d in zip(idx, shape, strict=False):
+            off = self.iadd(self.imul(off, self.dim(d)), i)
+        return off
+
+    def delinearize(self, lin: str, shape: tuple) -> list[str]:
+        out = []
+        strides = _strides(shape)
+        for k, d in enumerate(shape):
+            if d == 1:
+                out.append("0")
+                continue
+            q = lin if k == 0 else lin
+            if strides[k] != 1:
+                q = self.op(f"udiv i64 {q}, {self.dim(strides[k])}", "i")
+            if k > 0:
+                q = self.op(f"urem i64 {q}, {self.dim(d)}", "i")
+            out.append(q)
+        return out
+
+    # -- loops ------------------------------------------------------------
+    @contextmanager
+    def loop(self, end: str, start: str = "0", hint: str = "i") -> Iterator[str]:
+        """``for (i = start; i < end; ++i)`` with an i64 induction variable."""
+        pre = self.block
+        head, body, done = self.label("loop"), self.label("body"), self.label("exit")
+        self.br(head)
+        self.start_block(head)
+        i = self.fresh(hint)
+        pos = len(self.body)
+        self.line("<phi>")
+        c = self.op(f"icmp slt i64 {i}, {end}", "c")
+        self.line(f"br i1 {c}, label %{body}, label %{done}")
+        self.start_block(body)
+        saved = dict(self.memo)
+        yield i
+        latch = self.block
+        nxt = self.op(f"add nsw i64 {i}, 1", "i")
+        self.br(head)
+        self.body[pos] = f"  {i} = phi i64 [ {start}, %{pre} ], [ {nxt}, %{latch} ]"
+        self.start_block(done)
+        self.memo = saved
+
+    @contextmanager
+    def nest(self, shape: tuple) -> Iterator[list[str]]:
+        """Nested loops over ``shape`` (outermost first)."""
+        idx: list[str] = []
+        stack = []
+        for d in shape:
+            cm = self.loop(self.dim(d))
+            idx.append(cm.__enter__())
+            stack.append(cm)
+        yield idx
+        for cm in reversed(stack):
+            cm.__exit__(None, None, None)
+
+    def cond(self, c: str, then_fn: object, else_fn: object, ty: str) -> str:
+        """``c ? then_fn() : else_fn()`` with real branches (the untaken side
+        is not evaluated)."""
+        t, e, j = self.label("then"), self.label("else"), self.label("join")
+        self.line(f"br i1 {c}, label %{t}, label %{e}")
+        saved = dict(self.memo)
+        self.start_block(t)
+        tv = then_fn()  # type: ignore[operator]
+        tb = self.block
+        self.br(j)
+        self.memo = dict(saved)
+        self.start_block(e)
+        ev = else_fn()  # type: ignore[operator]
+        eb = self.block
+        self.br(j)
+        self.memo = saved
+        self.start_block(j)
+        return self.op(f"phi {ty} [ {tv}, %{tb} ], [ {ev}, %{eb} ]")
+
+    def when(self, c: str, then_fn: object) -> None:
+        """``if (c) then_fn()`` (no value)."""
+        t, j = self.label("then"), self.label("endif")
+        self.line(f"br i1 {c}, label %{t}, label %{j}")
+        saved = dict(self.memo)
+        self.start_block(t)
+        then_fn()  # type: ignore[operator]
+        self.br(j)
+        self.memo = saved
+        self.start_block(j)
+
+    # -- memory -----------------------------------------------------------
+    def gep(self, buf: Buffer, off: str) -> str:
+        if off == "0":
+            return buf.param
+        return self.op(f"getelementptr inbounds {buf.dtype.mem}, ptr {buf.param}, i64 {off}",
+                       "p")
+
+    def load(self, buf: Buffer, off: str) -> str:
+        p = self.gep(buf, off)
+        v = self.op(f"load {buf.dtype.mem}, ptr {p}", "ld")
+        if buf.dtype is DType.bool:
+            v = self.op(f"icmp ne i8 {v}, 0", "b")
+        return v
+
+    def store(self, buf: Buffer, off: str, value: str) -> None:
+        p = self.gep(buf, off)
+        if buf.dtype is DType.bool:
+            value = self.op(f"zext i1 {value} to i8", "b")
+        self.line(f"store {buf.dtype.mem} {value}, ptr {p}")
+
+    def buffer_of(self, node: Node) -> Buffer | None:
+        """The buffer holding ``node`` contiguously, through reshapes."""
+        while node.id not in self.buffers and node.op == "reshape":
+            node = node.inputs[0]
+        return self.buffers.get(node.id)
+
+    def flag_zero_division(self, zero: str) -> None:
+        """Records an integer division by zero (``zero``, an i1) in a flag
+        that :meth:`check_zero_division` tests after the loop nest: an or
+        reduction, so the loop still vectorizes."""
+        if self.zero_flag is None:
+            self.zero_flag = self.alloca("i1")
+            self.prologue.append(f"  store i1 false, ptr {self.zero_flag}")
+        old = self.op(f"load i1, ptr {self.zero_flag}", "c")
+        self.line(f"store i1 {self.op(f'or i1 {old}, {zero}', 'c')}, ptr {self.zero_flag}")
+        self.zero_flag_used = True
+
+    def check_zero_division(self) -> None:
+        """Fails the kernel when a loop nest emitted since the last check
+        divided an integer by zero."""
+        if not self.zero_flag_used:
+            return
+        self.zero_flag_used = False
+        code = next((c for c, (k, _) in self.errors.items() if k == "ZeroDivisionError"), 0)
+        if not code:
+            code = len(self.errors) + 1
+            self.errors[code] = ("ZeroDivisionError", "ZeroDivisionError")
+        self.fail_if(self.op(f"load i1, ptr {self.zero_flag}", "c"), code)
+
+    def fail_if(self, bad: str, code: int) -> None:
+        err, ok = self.label("fail"), self.label("ok")
+        self.line(f"br i1 {bad}, label %{err}, label %{ok}")
+        self.start_block(err)
+        self.line(f"ret i32 {code}")
+        self.start_block(ok)
+
+    # -- loop nests ---------------------------------------------------------
+    def materialize(self, node: Node, out: Buffer) -> None:
+        self.memo = {}
+        own = self.buffers.pop(node.id, None)  # compute the node, do not load it
+        try:
+            self._materialize(node, out)
+        finally:
+            if own is not None:
+                self.buffers[node.id] = own
+            self.memo = {}
+
+    def _materialize(self, node: Node, out: Buffer) -> None:
+        if node.op == "reduce":
+            self.emit_reduce(node, out)
+        elif node.op == "matmul":
+            self.emit_matmul(node, out)
+        elif node.op == "embedding_bag":
+            self.emit_embedding_bag(node, out)
+        elif node.op == "conv":
+            self.emit_conv(node, out)
+        elif node.op == "pool":
+            self.emit_pool(node, out)
+        elif self.flat_ok(node) and node.rank > 1:
+            with self.loop(self.dim(shape_numel(node.shape))) as i:
+                self.store(out, i, self.emit_lin(node, i))
+        else:
+            with self.nest(node.shape) as idx:
+                self.store(out, self.linear(idx, node.shape), self.emit(node, idx))

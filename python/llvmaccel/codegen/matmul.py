@@ -1,0 +1,388 @@
+"""Matmul: k-blocks of B packed into an L1-sized panel, register tiles of C of
+up to 8 rows x 2 vectors of the target's width held in vector registers
+across a k-block (explicit ``<W x float>`` IR with ``llvm.fmuladd``),
+transposed operands read in place, and a dot-product kernel vectorized along
+k for N = 1 and N < W."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..graph import DType, Node, dim_op
+from ..target import TargetInfo
+from . import common
+from .common import Buffer, _const
+from .emitter import EmitterCore
+
+# Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
+# = this many vectors of the host's width), bytes of a packed KC x NR panel of
+# B (L1/L2-resident), and rows x columns of C per tile of the dot-product kernel.
+_MATMUL_NR_VECTORS = 2
+_MATMUL_PANEL_BYTES = 32768
+_MATMUL_DOT_TILE = (4, 2)
+
+
+class MatmulEmitter(EmitterCore):
+    """Cache-blocked matmul loop nests."""
+
+    def emit_matmul(self, node: Node, out: Buffer) -> None:
+        """``C = A @ B`` for every batch index, with one of two kernels (see
+        :class:`_Matmul`): packed panels of B and an ``MR x NR`` register
+        tile of C vectorized along ``j`` (:meth:`mm_panels`), or, when B is
+        read along ``k`` and ``N`` is smaller than a vector, dot products
+        vectorized along ``k`` (:meth:`mm_dot`)."""
+        a, b = node.inputs
+        src_a, ta = _matmul_source(a)
+        src_b, tb = _matmul_source(b)
+        ba, bb = self.buffer_of(src_a), self.buffer_of(src_b)
+        assert ba is not None and bb is not None
+        dt = node.dtype
+        batch = node.shape[:-2]
+        m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
+        vw = _matmul_tiling(dt, 1, self.target)[0]
+        small_n = isinstance(n, int) and n <= vw
+        nrv = 1 if small_n else _MATMUL_NR_VECTORS
+        _, mr, kc = _matmul_tiling(dt, nrv, self.target)
+        # N == 1: B is a vector, contiguous along k whatever its layout.
+        mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
+                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
+        dot = not ta and mm.tb and isinstance(n, int) and n < vw
+        with self.nest(batch) as bidx:
+            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
+                                          a.shape[:-2]), self.dim(dim_op("mul", m, k)))
+            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
+                                          b.shape[:-2]), self.dim(dim_op("mul", k, n)))
+            mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
+            if dot:
+                self.mm_dot(mm)
+            else:
+                self.mm_panels(mm)
+
+    # Small IR helpers of the matmul kernels.
+    def imin(self, a: str, b: str) -> str:
+        return self.call("llvm.smin.i64", "i64", [("i64", a), ("i64", b)], hint="i")
+
+    def ceil_div(self, a: str, b: int) -> str:
+        """``ceil(a / b)`` for a size ``a >= 0``."""
+        return self.op(f"udiv i64 {self.iadd(a, str(b - 1))}, {b}", "i")
+
+    def ptr(self, base: str, ty: str, off: str) -> str:
+        if off == "0":
+            return base
+        return self.op(f"getelementptr inbounds {ty}, ptr {base}, i64 {off}", "p")
+
+    def vload(self, mm: _Matmul, base: str, off: str) -> str:
+        p = self.ptr(base, mm.t, off)
+        return self.op(f"load {mm.vt}, ptr {p}, align {mm.dt.itemsize}", "vl")
+
+    def vstore(self, mm: _Matmul, base: str, off: str, v: str) -> None:
+        p = self.ptr(base, mm.t, off)
+        self.line(f"store {mm.vt} {v}, ptr {p}, align {mm.dt.itemsize}")
+
+    def vfma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
+        fn = f"llvm.fmuladd.v{mm.vw}{mm.t.replace('float', 'f32').replace('double', 'f64')}"
+        return self.call(fn, mm.vt, [(mm.vt, a), (mm.vt, b), (mm.vt, c)], hint="f")
+
+    def fma(self, mm: _Matmul, a: str, b: str, c: str) -> str:
+        fn = f"llvm.fmuladd.{'f32' if mm.dt is DType.f32 else 'f64'}"
+        return self.call(fn, mm.t, [(mm.t, a), (mm.t, b), (mm.t, c)], hint="f")
+
+    def splat(self, mm: _Matmul, s: str) -> str:
+        v = self.op(f"insertelement {mm.vt} poison, {mm.t} {s}, i64 0", "s")
+        return self.op(f"shufflevector {mm.vt} {v}, {mm.vt} poison, "
+                       f"<{mm.vw} x i32> zeroinitializer", "s")
+
+    def hsum(self, mm: _Matmul, v: str) -> str:
+        """The sum of the lanes of ``v``, as a tree of halves."""
+        w = mm.vw
+        while w > 1:
+            h = w // 2
+            ty = f"<{w} x {mm.t}>"
+            lo = ", ".join(f"i32 {q}" for q in range(h))
+            hi = ", ".join(f"i32 {q}" for q in range(h, w))
+            x = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> <{lo}>", "h")
+            y = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> <{hi}>", "h")
+            v = self.op(f"fadd <{h} x {mm.t}> {x}, {y}", "h")
+            w = h
+        return self.op(f"extractelement <1 x {mm.t}> {v}, i64 0", "h")
+
+    def addr_a(self, mm: _Matmul, i: str, k: str) -> str:
+        if mm.ta:  # A stored [K, M]
+            return self.iadd(mm.oa, self.iadd(self.imul(k, mm.dm), i))
+        return self.iadd(mm.oa, self.iadd(self.imul(i, mm.dk), k))
+
+    def addr_b(self, mm: _Matmul, k: str, j: str) -> str:
+        if mm.tb:  # B stored [N, K]
+            return self.iadd(mm.ob, self.iadd(self.imul(j, mm.dk), k))
+        return self.iadd(mm.ob, self.iadd(self.imul(k, mm.dn), j))
+
+    def stack(self, mm: _Matmul, role: str, count: int) -> str:
+        """An aligned stack array of ``count`` elements, one per role, type
+        and size for the whole function (matmuls run one after another)."""
+        key = (role, mm.t, count)
+        if key not in self.mm_stack:
+            self.mm_stack[key] = name = self.fresh("stk")
+            self.allocas.append(f"  {name} = alloca [{count} x {mm.t}], align 64")
+        return self.mm_stack[key]
+
+    def mm_panels(self, mm: _Matmul) -> None:
+        """The tiled matmul::
+
+            for pc in [0, K) step KC:             # k-blocks (one if K == 0)
+              for j0 in [0, N) step NR:
+                panel[k, c] = B[pc + k, j0 + c]   # KC x NR, zero-padded columns
+                for i0 in [0, M) step MR:         # then 4, 2, 1 leftover rows
+                  C[i0:i0+MR, j0:j0+NR] (+)= A[i0:i0+MR, pc:pc+KC] @ panel
+
+        The packed panel stays in L1 while every row tile of C uses it, and
+        reads B once whatever its layout. A row tile keeps ``MR x NR`` of C in
+        vector registers across the k-block; the first k-block starts from
+        zero, the next ones from C. At the right edge (``N - j0 < NR``)
+        the tile goes through a stack buffer, so that only valid columns of
+        C are read and written."""
+        nr = mm.nrv * mm.vw
+        panel = self.stack(mm, "panel", mm.kc * nr)
+        tile = self.stack(mm, "tile", mm.mr * nr)
+        nkb = self.call("llvm.smax.i64", "i64",
+                        [("i64", self.ceil_div(mm.dk, mm.kc)), ("i64", "1")], hint="i")
+        njb = self.ceil_div(mm.dn, nr)
+        mfull = self.op(f"udiv i64 {mm.dm}, {mm.mr}", "i")
+        mrest = self.op(f"urem i64 {mm.dm}, {mm.mr}", "i")
+        with self.loop(nkb, hint="kb") as kb:
+            pc = self.imul(kb, str(mm.kc))
+            kc = self.imin(str(mm.kc), self.op(f"sub nsw i64 {mm.dk}, {pc}", "i"))
+            first = self.op(f"icmp eq i64 {kb}, 0", "c")
+            with self.loop(njb, hint="jb") as jb:
+                j0 = self.imul(jb, str(nr))
+                cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
+                self.mm_pack(mm, panel, pc, kc, j0, cols)
+                # Full panel, or the right edge with as few vectors as cover it.
+                done = self.label("cols")
+                labels = [self.label("full")] + [self.label("edge") for _ in range(mm.nrv)]
+                full = self.op(f"icmp eq i64 {cols}, {nr}", "c")
+                self.line(f"br i1 {full}, label %{labels[0]}, label %{labels[1]}")
+                for nv in range(mm.nrv + 1):
+                    self.start_block(labels[nv])
+                    if 0 < nv < mm.nrv:  # the edge needs nv vectors, or more
+                        fits = self.op(f"icmp sle i64 {cols}, {nv * mm.vw}", "c")
+                        more = self.label("edge")
+                        self.line(f"br i1 {fits}, label %{more}, label %{labels[nv + 1]}")
+                        self.start_block(more)
+                    tile_args = (nv or mm.nrv, panel, tile if nv else None, pc, kc, j0, cols,
+                                 first)
+                    with self.loop(mfull, hint="ib") as ib:
+                        self.mm_tile(mm, self.imul(ib, str(mm.mr)), mm.mr, *tile_args)
+                    base = self.imul(mfull, str(mm.mr))
+                    size = mm.mr // 2
+                    while size >= 1:
+                        has = self.op(f"icmp ne i64 {self.op(f'and i64 {mrest}, {size}', 'i')}, 0",
+                                      "c")
+                        i0 = self.iadd(base, self.op(f"and i64 {mrest}, {-2 * size}", "i"))
+                        self.when(has, lambda i0=i0, size=size, args=tile_args: self.mm_tile(
+                            mm, i0, size, *args))
+                        size //= 2
+                    self.br(done)
+                self.start_block(done)
+
+    def mm_pack(self, mm: _Matmul, panel: str, pc: str, kc: str, j0: str, cols: str) -> None:
+        """``panel[k * NR + c] = B[pc + k, j0 + c]`` (0 for ``c >= cols``);
+        the inner loop runs along B's contiguous dimension."""
+        nr = mm.nrv * mm.vw
+        if mm.tb:
+            with self.loop(cols, hint="pc") as c:
+                with self.loop(kc, hint="pk") as k:
+                    v = self.load(mm.bb, self.addr_b(mm, self.iadd(pc, k), self.iadd(j0, c)))
+                    p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+        else:
+            with self.loop(kc, hint="pk") as k:
+                row = self.addr_b(mm, self.iadd(pc, k), j0)
+                with self.loop(cols, hint="pc") as c:
+                    v = self.load(mm.bb, self.iadd(row, c))
+                    p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+        zero = _const(0, mm.dt)
+        with self.loop(kc, hint="pk") as k:
+            with self.loop(str(nr), start=cols, hint="pc") as c:
+                p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
+                self.line(f"store {mm.t} {zero}, ptr {p}")
+
+    def mm_tile(self, mm: _Matmul, i0: str, rows: int, nv: int, panel: str, tile: str | None,
+                pc: str, kc: str, j0: str, cols: str, first: str) -> None:
+        """``C[i0:i0+rows, j0:j0+nv*W] (+)= A[i0:i0+rows, pc:pc+kc] @ panel``
+        with ``rows x nv`` vector accumulators. ``tile`` (the right edge): C
+        goes through that stack buffer, ``cols`` columns of it."""
+        nr = mm.nrv * mm.vw
+        crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn)) for r in range(rows)]
+        if tile is not None:
+            for r in range(rows):
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(mm.out, self.iadd(crows[r], self.iadd(j0, c)))
+                    p = self.ptr(tile, mm.t, self.iadd(str(r * nr), c))
+                    self.line(f"store {mm.t} {v}, ptr {p}")
+
+        def where(r: int, q: int) -> tuple[str, str]:
+            if tile is not None:
+                return tile, str(r * nr + q * mm.vw)
+            return mm.out.param, self.iadd(crows[r], self.iadd(j0, str(q * mm.vw)))
+
+        accs = [[self.alloca(mm.vt) for _ in range(nv)] for _ in range(rows)]
+        for r in range(rows):
+            for q in range(nv):
+                old = self.vload(mm, *where(r, q))
+                init = self.op(f"select i1 {first}, {mm.vt} zeroinitializer, {mm.vt} {old}")
+                self.line(f"store {mm.vt} {init}, ptr {accs[r][q]}")
+        with self.loop(kc, hint="k") as k:
+            brow = self.imul(k, str(nr))
+            bv = [self.vload(mm, panel, self.iadd(brow, str(q * mm.vw))) for q in range(nv)]
+            kk = self.iadd(pc, k)
+            for r in range(rows):
+                av = self.splat(mm, self.load(mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk)))
+                for q in range(nv):
+                    acc = self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a")
+                    self.line(f"store {mm.vt} {self.vfma(mm, av, bv[q], acc)}, ptr {accs[r][q]}")
+        for r in range(rows):
+            for q in range(nv):
+                self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+        if tile is not None:
+            for r in range(rows):
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                    self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
+
+    def mm_dot(self, mm: _Matmul) -> None:
+        """Dot products vectorized along ``k`` (A and B both contiguous
+        along k; N small, e.g. a matrix-vector product)::
+
+            for i0 in [0, M) step DR:              # then single rows
+              for j0 in [0, N) step DC:            # then single columns
+                acc[r][c] = sum over vectors of k of A[i0+r, k:k+W] * B[k:k+W, j0+c]
+                C[i0+r, j0+c] = lanesum(acc[r][c]) + the last K % W products
+        """
+        kv = self.op(f"udiv i64 {mm.dk}, {mm.vw}", "i")
+        kvw = self.imul(kv, str(mm.vw))
+        dr, dc = _MATMUL_DOT_TILE
+        mfull = self.op(f"udiv i64 {mm.dm}, {dr}", "i")
+        nfull = self.op(f"udiv i64 {mm.dn}, {dc}", "i")
+
+        def row_tiles(i0: str, rows: int) -> None:
+            with self.loop(nfull, hint="jb") as jb:
+                self.mm_dot_tile(mm, i0, rows, self.imul(jb, str(dc)), dc, kv, kvw)
+            with self.loop(mm.dn, start=self.imul(nfull, str(dc)), hint="jr") as j:
+                self.mm_dot_tile(mm, i0, rows, j, 1, kv, kvw)
+
+        with self.loop(mfull, hint="ib") as ib:
+            row_tiles(self.imul(ib, str(dr)), dr)
+        with self.loop(mm.dm, start=self.imul(mfull, str(dr)), hint="ir") as i:
+            row_tiles(i, 1)
+
+    def mm_dot_tile(self, mm: _Matmul, i0: str, rows: int, j0: str, cols: int, kv: str,
+                    kvw: str) -> None:
+        """``rows x cols`` elements of C as dot products (see :meth:`mm_dot`)."""
+        accs = [[self.alloca(mm.vt) for _ in range(cols)] for _ in range(rows)]
+        for row in accs:
+            for acc in row:
+                self.line(f"store {mm.vt} zeroinitializer, ptr {acc}")
+        ii = [self.iadd(i0, str(r)) for r in range(rows)]
+        jj = [self.iadd(j0, str(c)) for c in range(cols)]
+        with self.loop(kv, hint="kv") as q:
+            k = self.imul(q, str(mm.vw))
+            av = [self.vload(mm, mm.ba.param, self.addr_a(mm, i, k)) for i in ii]
+            bv = [self.vload(mm, mm.bb.param, self.addr_b(mm, k, j)) for j in jj]
+            for r in range(rows):
+                for c in range(cols):
+                    acc = self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a")
+                    self.line(f"store {mm.vt} {self.vfma(mm, av[r], bv[c], acc)}, "
+                              f"ptr {accs[r][c]}")
+        sums = [[self.alloca(mm.t) for _ in range(cols)] for _ in range(rows)]
+        for r in range(rows):
+            for c in range(cols):
+                s = self.hsum(mm, self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a"))
+                self.line(f"store {mm.t} {s}, ptr {sums[r][c]}")
+        with self.loop(mm.dk, start=kvw, hint="kt") as k:
+            av = [self.load(mm.ba, self.addr_a(mm, i, k)) for i in ii]
+            bv = [self.load(mm.bb, self.addr_b(mm, k, j)) for j in jj]
+            for r in range(rows):
+                for c in range(cols):
+                    s = self.op(f"load {mm.t}, ptr {sums[r][c]}", "a")
+                    self.line(f"store {mm.t} {self.fma(mm, av[r], bv[c], s)}, ptr {sums[r][c]}")
+        for r in range(rows):
+            for c in range(cols):
+                off = self.iadd(mm.oc, self.iadd(self.imul(ii[r], mm.dn), jj[c]))
+                self.store(mm.out, off, self.op(f"load {mm.t}, ptr {sums[r][c]}", "a"))
+
+    @staticmethod
+    def bcast_idx_shape(shape: tuple, full: tuple, idx: list[str]) -> list[str]:
+        off = len(full) - len(shape)
+        return ["0" if d == 1 and full[off + k] != 1 else idx[off + k]
+                for k, d in enumerate(shape)]
+
+
+@dataclass
+class _Matmul:
+    """One matmul being emitted: operands, layouts, sizes and tiling.
+
+    ``A`` is ``[M, K]`` (stored ``[K, M]`` when ``ta``), ``B`` is ``[K, N]``
+    (stored ``[N, K]`` when ``tb``), ``C`` is ``[M, N]``; ``oa``/``ob``/``oc``
+    are the element offsets of the current batch index. The register tile is
+    ``mr`` rows by ``nrv`` vectors of ``vw`` elements; ``kc`` is the depth of
+    a packed panel of B."""
+
+    ba: Buffer
+    bb: Buffer
+    out: Buffer
+    dt: DType
+    vw: int
+    ta: bool
+    tb: bool
+    dm: str
+    dn: str
+    dk: str
+    nrv: int
+    mr: int
+    kc: int
+    oa: str = "0"
+    ob: str = "0"
+    oc: str = "0"
+
+    @property
+    def t(self) -> str:
+        return self.dt.llvm
+
+    @property
+    def vt(self) -> str:
+        return f"<{self.vw} x {self.dt.llvm}>"
+
+
+def _matmul_source(x: Node) -> tuple[Node, bool]:
+    """The node a matmul operand is read from, and whether it is read
+    transposed. An operand that swaps the last two dims of ``y`` (a
+    ``permute``, maybe reshaped in its batch dims only) is read from ``y``'s
+    buffer transposed, instead of being copied into a buffer of its own
+    (``linear``'s weight, ``q @ k.transpose(-1, -2)``)."""
+    y = x
+    while y.op == "reshape":
+        src = y.inputs[0]
+        if src.rank < 2 or tuple(src.shape[-2:]) != tuple(y.shape[-2:]):
+            return x, False
+        y = src
+    if y.op == "permute":
+        r = y.rank
+        if tuple(y.attrs["perm"]) == tuple(range(r - 2)) + (r - 1, r - 2):
+            return y.inputs[0], True
+    return x, False
+
+
+def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None
+                   ) -> tuple[int, int, int]:
+    """(vector width W, tile rows MR, panel depth KC) for register tiles of
+    ``nrv`` vectors on ``target`` (default: the host). W: the vector register
+    width LLVM's tuning uses (TTI); MR: the largest power of two (at most 8)
+    whose accumulators leave 4 vector registers for B and a broadcast of A;
+    KC: the depth of a _MATMUL_PANEL_BYTES panel."""
+    target = target or common.default_target()
+    vw = max(1, target.vector_bytes // dt.itemsize)
+    regs = max(8, target.vector_registers)
+    mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
+    kc = max(vw, _MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
+    return vw, mr, kc

@@ -1,0 +1,163 @@
+"""Convolution and pooling through torch.compile(backend="llvmaccel"):
+PyTorch's ``convolution``, ``max_pool*d_with_indices`` and ``avg_pool*d``
+lowered as direct loop nests whose padding is a bounds check on the input
+index (the form accel-masked-load rewrites), against eager, and on inputs
+that end right before an unmapped page."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+import llvmaccel.torch as lt  # noqa: E402
+
+CASES = {
+    "conv1d_pad3": (lambda x, w, b: F.conv1d(x, w, b, padding=3), (2, 4, 50), (6, 4, 7)),
+    "conv1d_stride_dilation_groups": (
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=2, dilation=2, groups=2),
+        (1, 4, 33), (6, 2, 3)),
+    "conv1d_same": (lambda x, w, b: F.conv1d(x, w, b, padding="same"), (3, 2, 20), (5, 2, 4)),
+    "conv2d_pad1": (lambda x, w, b: F.conv2d(x, w, b, padding=1), (2, 3, 16, 17), (8, 3, 3, 3)),
+    "conv2d_stride2_pad2_nobias": (lambda x, w, b: F.conv2d(x, w, None, stride=2, padding=2),
+                                   (1, 3, 15, 15), (4, 3, 5, 5)),
+    "conv2d_valid": (lambda x, w, b: F.conv2d(x, w, b), (1, 2, 8, 8), (3, 2, 3, 3)),
+    "conv2d_depthwise": (lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=4),
+                         (1, 4, 9, 9), (4, 1, 3, 3)),
+    "conv2d_asymmetric": (lambda x, w, b: F.conv2d(x, w, b, stride=(1, 2), padding=(0, 3),
+                                                   dilation=(2, 1)), (2, 2, 11, 13), (3, 2, 2, 5)),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=1), (1, 2, 5, 6, 7), (3, 2, 3, 3, 3)),
+}
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_conv_matches_eager(name, dtype):
+    fn, xs, ws = CASES[name]
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(xs, generator=g, dtype=dtype), torch.randn(ws, generator=g, dtype=dtype)
+    b = torch.randn(ws[0], generator=g, dtype=dtype)
+    torch._dynamo.reset()
+    fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    with torch.no_grad():
+        tol = 1e-4 if dtype is torch.float32 else 1e-10
+        torch.testing.assert_close(fast(x, w, b), fn(x, w, b), rtol=tol, atol=tol)
+    assert lt.explain(fn, x, w, b).fully_compiled
+
+
+def test_conv_dynamic_batch_and_length():
+    """A Conv1d module (static weights) on inputs of symbolic batch and length."""
+    model = torch.nn.Conv1d(4, 6, 7, padding=3).eval()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend="llvmaccel", dynamic=True, options={"strict": True})
+    with torch.no_grad():
+        for n, length in [(1, 9), (3, 40), (2, 7)]:
+            x = torch.randn(n, 4, length)
+            torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_and_integer_convolutions_fall_back():
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)
+    ex = lt.explain(lambda x, w: F.conv_transpose2d(x, w), x, w)
+    assert not ex.fully_compiled
+
+
+def test_conv_padding_never_reads_past_the_input():
+    """The input (and weights) end right before a PROT_NONE page: a padding
+    read that escaped its check would fault; the child must exit cleanly."""
+    code = """
+        import warnings
+        import numpy as np, torch, torch.nn.functional as F
+        import llvmaccel.torch
+        from guard import guarded_array
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(0)
+        for xs, ws, kw in [((1, 3, 12, 12), (4, 3, 5, 5), dict(padding=2)),
+                           ((2, 2, 40), (3, 2, 9), dict(padding=4, stride=3)),
+                           ((1, 1, 7, 9), (2, 1, 3, 3), dict(padding=(2, 1), dilation=2))]:
+            x = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(xs)),
+                                 dtype=np.float32))).view(xs)
+            w = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(ws)),
+                                 dtype=np.float32))).view(ws)
+            conv = F.conv2d if len(xs) == 4 else F.conv1d
+            fn = lambda x, w: conv(x, w, **kw)
+            torch._dynamo.reset()
+            fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+            with torch.no_grad():
+                torch.testing.assert_close(fast(x, w), fn(x, w), rtol=1e-4, atol=1e-4)
+        print("ok")
+        """
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
+POOLS = {
+    "max3_s2_p1": lambda x: F.max_pool2d(x, 3, 2, 1),
+    "max2": lambda x: F.max_pool2d(x, 2),
+    "max_dilation": lambda x: F.max_pool2d(x, 3, 1, 1, dilation=2),
+    "max_ceil": lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "max_nan": lambda x: F.max_pool2d(torch.where(x > 2, float("nan"), x), 3, 2, 1),
+    "avg3_s2_p1": lambda x: F.avg_pool2d(x, 3, 2, 1),
+    "avg_exclude_pad": lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    "avg_ceil": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "avg_ceil_exclude_pad": lambda x: F.avg_pool2d(x, (3, 2), (2, 3), (1, 1), ceil_mode=True,
+                                                   count_include_pad=False),
+    "avg_divisor": lambda x: F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+    "max1d": lambda x: F.max_pool1d(x[0], 3, 2, 1),
+    "avg1d": lambda x: F.avg_pool1d(x[0], 4, 3, 2),
+    "max3d": lambda x: F.max_pool3d(x[None], 3, 2, 1),
+    "avg3d": lambda x: F.avg_pool3d(x[None], 2, 1, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pool_matches_eager(name):
+    fn = POOLS[name]
+    x = torch.randn(2, 3, 11, 13, generator=torch.Generator().manual_seed(1))
+    torch._dynamo.reset()
+    fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), fn(x), rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_pool_indices_are_not_lowered():
+    """max_pool's indices output is not computed: a graph that uses it runs
+    that op eagerly (and says so)."""
+    fn = lambda x: F.max_pool2d(x, 2, return_indices=True)[1]  # noqa: E731
+    ex = lt.explain(fn, torch.randn(1, 1, 4, 4))
+    assert not ex.fully_compiled and "only the first output" in str(ex)
+
+
+def test_pool_padding_never_reads_past_the_input():
+    code = """
+        import warnings
+        import numpy as np, torch, torch.nn.functional as F
+        import llvmaccel.torch
+        from guard import guarded_array
+        warnings.simplefilter("ignore")
+        x = torch.from_numpy(guarded_array(np.arange(180, dtype=np.float32))).view(1, 2, 9, 10)
+        for fn in (lambda x: F.max_pool2d(x, 3, 2, 1), lambda x: F.avg_pool2d(x, 5, 1, 2),
+                   lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True)):
+            torch._dynamo.reset()
+            fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+            with torch.no_grad():
+                torch.testing.assert_close(fast(x), fn(x))
+        print("ok")
+        """
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
