@@ -254,17 +254,21 @@ def _run_job(job: dict) -> None:
             _emit({"event": "error", "detail": f"ValueError: {err}"})
             return
         _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
-    _emit({"event": "stage", "stage": "compile"})
-    kb = jit.compile(before, "verify")[fn]  # an original that does not compile is an error
-    try:
-        ka = jit.compile(after, "verify")[fn]
-    except LLVMAccelError as err:
-        _emit({"event": "finding", "kind": "codegen", "stage": "compile",
-               "detail": f"the original compiles, the result does not: {err}"})
-        return
+    if execute or job.get("compile", True):
+        _emit({"event": "stage", "stage": "compile"})
+        cb = jit.compile(before, "verify")  # an original that does not compile is an error
+        cb.address(fn)
+        try:
+            ca = jit.compile(after, "verify")
+            ca.address(fn)
+        except LLVMAccelError as err:
+            _emit({"event": "finding", "kind": "codegen", "stage": "compile",
+                   "detail": f"the original compiles, the result does not: {err}"})
+            return
     if not execute:
         _emit({"event": "done", "counts": {"ok": 0, "both-undefined": 0}})
         return
+    kb, ka = cb[fn], ca[fn]
     counts = {"ok": 0, "both-undefined": 0}
     timeout, ulps, seed = job.get("timeout", 2.0), job.get("ulps", 16), job.get("seed", 0)
     numbers = job.get("case_numbers") or range(job.get("cases", 64))

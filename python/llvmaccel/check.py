@@ -165,9 +165,12 @@ def make_job(
     stop_at_first: bool = True,
     execute: bool = True,
     stop_at_timeout: bool = False,
+    codegen: bool = True,
 ) -> dict:
     """The job :func:`check` runs, as a JSON-able dict (see :func:`check` for the
-    arguments); ``transform`` is applied here. Raises ValueError on bad arguments."""
+    arguments; ``codegen=False`` with ``execute=False`` skips the JIT, for
+    modules of other targets); ``transform`` is applied here. Raises ValueError
+    on bad arguments."""
     if sum(x is not None for x in (pipeline, after, transform)) != 1:
         raise ValueError("give exactly one of pipeline, after= or transform=")
     before_ir = _text(module)
@@ -175,7 +178,7 @@ def make_job(
                  "timeout": timeout, "ulps": ulps, "verify_each": verify_each,
                  "seconds": seconds, "case_numbers": case_numbers,
                  "stop_at_first": stop_at_first, "execute": execute,
-                 "stop_at_timeout": stop_at_timeout,
+                 "stop_at_timeout": stop_at_timeout, "compile": codegen,
                  "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
     if after is not None:
         job["after"] = _text(after)

@@ -303,7 +303,8 @@ def _gpu(name: str, before: str, pipeline: str | None, fn: str, work: str) -> tu
         return "skipped (missing llc)", ""
     moved = to_global_address_space(before, triple)
     if pipeline:
-        res = run_jobs([make_job(moved, fn, pipeline, execute=False)], raise_errors=False)[0]
+        job = make_job(moved, fn, pipeline, execute=False, codegen=False)
+        res = run_jobs([job], raise_errors=False)[0]
         if res.findings:
             return "pipeline failed", f"{name}: {res.findings[0]}"
         after = res.after_ir
