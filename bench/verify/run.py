@@ -89,7 +89,9 @@ def targets(n: int) -> dict:
         executed += 1
         findings += rep.findings
         for t, s in rep.status.items():
-            statuses.setdefault(t, s.split(" (")[0])
+            key = s.split(" (")[0] if not s.startswith("not compiled") else s
+            statuses.setdefault(t, {})
+            statuses[t][key] = statuses[t].get(key, 0) + 1
         print(f"targets: kernel {seed} ({k.shape}): {'ok' if rep.ok else rep.findings}",
               flush=True)
     return {"kernels": executed, "targets": statuses, "unavailable": {t: w for t, w in
@@ -101,12 +103,21 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=300, help="fuzz time per pass")
     ap.add_argument("--target-kernels", type=int, default=6)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only-targets", action="store_true",
+                    help="re-run only the cross-target part, keeping the rest of verify.json")
     args = ap.parse_args()
     out_dir = ROOT / ("bench/work/results-quick" if args.quick else "bench/results")
     work = ROOT / "bench/work"
     work.mkdir(parents=True, exist_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     seconds = 20 if args.quick else args.seconds
+    if args.only_targets:
+        data = json.loads((out_dir / "verify.json").read_text())
+        data["cross_target"] = targets(args.target_kernels)
+        data["cross_target"]["command"] = " ".join(["bench/verify/run.py", *sys.argv[1:]])
+        (out_dir / "verify.json").write_text(json.dumps(data, indent=2) + "\n")
+        (out_dir / "verify.md").write_text(markdown(data))
+        return 0
     started = dt.datetime.now(dt.timezone.utc)
     runs = []
     for p in llvmaccel.passes():
@@ -174,10 +185,12 @@ def markdown(d: dict) -> str:
             lines += ["", f"Reduced ({p['bug']}); reproduce with `{p['command']}`:", "",
                       "```llvm", p["reduced"].strip(), "```"]
     t = d["cross_target"]
+    again = f" (`.venv/bin/python {t['command']}`)" if t.get("command") else ""
     lines += ["", "## Targets", "",
               f"{t['kernels']} generated kernels, before and after `accel-prefetch`, 6 inputs "
-              "each:", ""]
-    lines += [f"* {name}: {status}" for name, status in t["targets"].items()]
+              f"each{again}:", ""]
+    lines += [f"* {name}: " + "; ".join(f"{status}: {n}" for status, n in counts.items())
+              for name, counts in t["targets"].items()]
     lines += [f"* {name}: not run ({why})" for name, why in t["unavailable"].items()]
     lines += ["", "Findings: " + ("; ".join(t["findings"]) if t["findings"] else "none"), ""]
     return "\n".join(lines)
