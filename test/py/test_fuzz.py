@@ -78,6 +78,10 @@ def test_fuzz_cli_passes_any_catalog_name(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "generated kernels: 4 checked" in out.stdout
+    gen = subprocess.run([sys.executable, "-m", "llvmaccel", "gen", "--shape", "csr", "--seed",
+                          "1"], capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0 and "--arg off=" in gen.stderr
+    assert gen.stdout == kernelgen.generate(1, "csr").ir
 
 
 def test_planted_miscompile_is_found_and_reduced(tmp_path):
