@@ -215,9 +215,14 @@ std::string arrayName(ScalarEvolution &SE, const SCEV *Ptr) {
   auto *Base = dyn_cast<SCEVUnknown>(SE.getPointerBase(Ptr));
   if (!Base)
     return "<unknown>";
+  // The source variable where debug information names it (clang -g), else
+  // the IR name; unnamed values (clang without -fno-discard-value-names)
+  // print as %0, %1, ...
+  std::string Source = accel::sourceVariableName(Base->getValue());
+  if (!Source.empty())
+    return Source;
   if (Base->getValue()->hasName())
     return Base->getValue()->getName().str();
-  // Unnamed values (clang without -fno-discard-value-names): %0, %1, ...
   std::string Name;
   raw_string_ostream OS(Name);
   Base->getValue()->printAsOperand(OS, /*PrintType=*/false);

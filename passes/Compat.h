@@ -16,9 +16,13 @@
 
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -98,6 +102,27 @@ createLibmvecTLII(const Triple &T) {
 #endif
 }
 
+/// The name of the source variable a debug record (or, before LLVM 21, a
+/// dbg.value intrinsic) says \p V holds, or "" without debug information.
+/// (21's signature of findDbgValues is assumed from upstream; 20 and 21 are
+/// not built here.)
+inline std::string sourceVariableName(Value *V) {
+  SmallVector<DbgVariableRecord *, 2> Records;
+#if LLVM_VERSION_MAJOR >= 21
+  findDbgValues(V, Records);
+#else
+  SmallVector<DbgValueInst *, 2> Intrinsics;
+  findDbgValues(Intrinsics, V, &Records);
+  for (DbgValueInst *DVI : Intrinsics)
+    if (DILocalVariable *Var = DVI->getVariable())
+      return Var->getName().str();
+#endif
+  for (DbgVariableRecord *R : Records)
+    if (DILocalVariable *Var = R->getVariable())
+      return Var->getName().str();
+  return "";
+}
+
 /// The first point in \p BB where a non-PHI instruction may be inserted.
 inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
 #if LLVM_VERSION_MAJOR >= 20
@@ -147,6 +172,17 @@ inline std::unique_ptr<SCEVExpander> createSCEVExpander(ScalarEvolution &SE,
   return std::make_unique<SCEVExpander>(SE, Name);
 #else
   return std::make_unique<SCEVExpander>(SE, DL, Name);
+#endif
+}
+
+/// Known bits of \p V at \p CxtI (LLVM 21 moved the depth argument last).
+inline KnownBits knownBitsAt(const Value *V, const DataLayout &DL,
+                             AssumptionCache *AC, const Instruction *CxtI,
+                             const DominatorTree *DT) {
+#if LLVM_VERSION_MAJOR >= 21
+  return computeKnownBits(V, DL, AC, CxtI, DT);
+#else
+  return computeKnownBits(V, DL, /*Depth=*/0, AC, CxtI, DT);
 #endif
 }
 

@@ -19,26 +19,25 @@ void PassParamParser::flag(StringRef Name, bool &Value) {
   Decls.push_back(D);
 }
 
-void PassParamParser::integer(StringRef Name, unsigned &Value, unsigned Min,
-                              unsigned Max, bool PowerOf2) {
-  Decl D;
+PassParamParser::Decl &PassParamParser::addInteger(StringRef Name, unsigned Min,
+                                                   unsigned Max,
+                                                   bool PowerOf2) {
+  Decl &D = Decls.emplace_back();
   D.Name = Name.str();
-  D.Int = &Value;
   D.Min = Min;
   D.Max = Max;
   D.PowerOf2 = PowerOf2;
-  Decls.push_back(D);
+  return D;
+}
+
+void PassParamParser::integer(StringRef Name, unsigned &Value, unsigned Min,
+                              unsigned Max, bool PowerOf2) {
+  addInteger(Name, Min, Max, PowerOf2).Int = &Value;
 }
 
 void PassParamParser::integer(StringRef Name, std::optional<unsigned> &Value,
                               unsigned Min, unsigned Max, bool PowerOf2) {
-  Decl D;
-  D.Name = Name.str();
-  D.OptInt = &Value;
-  D.Min = Min;
-  D.Max = Max;
-  D.PowerOf2 = PowerOf2;
-  Decls.push_back(D);
+  addInteger(Name, Min, Max, PowerOf2).OptInt = &Value;
 }
 
 Error PassParamParser::error(StringRef Param, const Twine &Why) const {

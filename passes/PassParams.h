@@ -70,6 +70,7 @@ private:
     bool Seen = false;
   };
   Decl *find(StringRef Name);
+  Decl &addInteger(StringRef Name, unsigned Min, unsigned Max, bool PowerOf2);
   Error parseOne(StringRef Param);
 
   std::string PassName;

@@ -15,6 +15,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "AccelPhiDecompose.h"
 #include "AccelPrefetch.h"
 #include "Compat.h"
 #include "PassParams.h"

@@ -36,6 +36,8 @@ install_llvm() {
   [ -x "$prefix/bin/lli" ] || pkgs+=("llvm-$1-runtime")
   [ -x "$prefix/bin/clang" ] || pkgs+=("clang-$1")
   [ -x "$prefix/bin/clang-format" ] || pkgs+=("clang-format-$1")
+  # mlir-opt and mlir-translate, for the lit tests that lower MLIR themselves.
+  [ -x "$prefix/bin/mlir-opt" ] || pkgs+=("mlir-$1-tools")
   command -v g++ >/dev/null || pkgs+=(g++)
   if [ "${#pkgs[@]}" -gt 0 ]; then
     say "installing ${pkgs[*]} (apt)"

@@ -399,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.jax_worker:
         return jax_worker(s)
     rounds = opts.rounds or s.rounds
+    load_start = os.getloadavg()
     out_dir = opts.out or (REPO / "bench" / "work" / "frontends-quick" if opts.quick else RESULTS)
     torch.set_num_threads(opts.threads)
     torch.manual_seed(0)
@@ -445,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         "host": _host(),
         "torch": torch.__version__,
         "threads": opts.threads,
+        "load_average": [round(v, 2) for v in (*load_start, *os.getloadavg())],
         "rounds": rounds,
         "sizes": asdict(s),
     }
@@ -539,7 +541,10 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         f"jax {meta.get('jax', '-')}, LLVM {meta['llvm']}; median of {meta['rounds']} "
         "interleaved rounds; each call takes the next of "
         f"{POOL} input batches (other rows each time, see the module docstring). "
-        "`jax.jit` is timed in a child process after the other variants.",
+        "`jax.jit` is timed in a child process after the other variants."
+        + (f" Load average (1/5/15 min) at start {meta['load_average'][:3]}, at end "
+           f"{meta['load_average'][3:]}." if "load_average" in meta else "")
+        + (f" {meta['note']}" if "note" in meta else ""),
         "",
         f"DLRM: {s['tables']} tables x {s['rows']} rows x {s['dim']} f32 "
         f"({s['tables'] * s['rows'] * s['dim'] * 4 / 2**30:.2f} GiB), batch {s['batch']}, "

@@ -276,6 +276,14 @@ def _broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
     return tuple(out)
 
 
+def _padding_pairs(padding: tuple, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(lo, hi) padding per spatial dim, from ``p`` or ``(lo, hi)`` entries."""
+    if len(padding) != rank:
+        raise GraphError(f"padding needs one entry per spatial dim ({rank})")
+    pairs = [(int(p), int(p)) if isinstance(p, int) else (int(p[0]), int(p[1])) for p in padding]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+
 def promote(a: DType, b: DType) -> DType:
     """The dtype of an arithmetic op over ``a`` and ``b`` (numpy-like)."""
     order = [DType.bool, DType.i32, DType.i64, DType.f32, DType.f64]
@@ -505,20 +513,22 @@ class Graph:
                               {"lo": tuple(p[0] for p in pads), "value": value}))
 
     def conv(self, x: Node, w: Node, bias: Node | None, stride: tuple[int, ...],
-             padding: tuple[int, ...], dilation: tuple[int, ...], groups: int = 1) -> Node:
+             padding: tuple, dilation: tuple[int, ...], groups: int = 1) -> Node:
         """Convolution (cross-correlation, as PyTorch's ``convolution``) of
         ``x`` ``[N, C, *spatial]`` with ``w`` ``[O, C / groups, *kernel]`` and
-        an optional ``bias`` ``[O]``; zero ``padding`` on both sides of every
-        spatial dim. Kernel sizes, channels, strides, padding and dilation are
-        static; batch and spatial sizes may be symbolic."""
+        an optional ``bias`` ``[O]``; zero ``padding`` per spatial dim, ``p``
+        on both sides or ``(lo, hi)``. Kernel sizes, channels, strides,
+        padding and dilation are static; batch and spatial sizes may be
+        symbolic."""
         r = x.rank - 2
+        lo, hi = _padding_pairs(padding, r)
         if r < 1 or w.rank != x.rank:
             raise GraphError("conv needs x [N, C, *spatial] and w [O, C/groups, *kernel]")
         if not x.dtype.is_float:
             raise GraphError("conv needs floating-point operands")
-        if not (len(stride) == len(padding) == len(dilation) == r):
+        if not (len(stride) == len(dilation) == r):
             raise GraphError("conv: stride, padding and dilation need one value per spatial dim")
-        if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or groups < 1:
+        if min(stride) < 1 or min(dilation) < 1 or min(lo + hi) < 0 or groups < 1:
             raise GraphError("conv: bad stride, padding, dilation or groups")
         o, cg = w.shape[0], w.shape[1]
         ksize = w.shape[2:]
@@ -535,58 +545,59 @@ class Graph:
                 raise GraphError(f"conv: bias of shape {bias.shape}, expected ({o},)")
             inputs += (self.cast(bias, dt),)
         spatial = []
-        for d, k, s, p, dl in zip(x.shape[2:], ksize, stride, padding, dilation, strict=True):
+        for d, k, s, pl, ph, dl in zip(x.shape[2:], ksize, stride, lo, hi, dilation, strict=True):
             span = dl * (k - 1) + 1  # type: ignore[operator]
-            size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+            size = dim_op("add", dim_op("floordiv", dim_op("add", d, pl + ph - span), s), 1)
             if isinstance(size, int) and size < 1:
                 raise GraphError("conv: the kernel is larger than the padded input")
             spatial.append(size)
         shape = (x.shape[0], o, *spatial)
         return self._add(Node("conv", inputs, shape, dt,
-                              {"stride": tuple(stride), "padding": tuple(padding),
+                              {"stride": tuple(stride), "padding": lo, "padding_hi": hi,
                                "dilation": tuple(dilation), "groups": groups,
                                "kernel": tuple(ksize)}))
 
     def pool(self, x: Node, fn: str, kernel: tuple[int, ...], stride: tuple[int, ...],
-             padding: tuple[int, ...], dilation: tuple[int, ...] | None = None,
+             padding: tuple, dilation: tuple[int, ...] | None = None,
              ceil_mode: bool = False, count_include_pad: bool = True,
              divisor: int | None = None) -> Node:
         """Max or average pooling of ``x`` ``[N, C, *spatial]`` with PyTorch's
-        rules: ``padding`` reads as -inf (max) or 0 (avg); the average divides
-        by ``divisor``, else by the window clipped to the padded input
-        (``count_include_pad``) or to the input. ``ceil_mode`` needs static
-        spatial sizes."""
+        rules: ``padding`` (``p`` or ``(lo, hi)`` per dim) reads as -inf (max)
+        or 0 (avg); the average divides by ``divisor``, else by the window
+        clipped to the padded input (``count_include_pad``) or to the input.
+        ``ceil_mode`` needs static spatial sizes."""
         r = x.rank - 2
         dilation = dilation or (1,) * r
+        lo, hi = _padding_pairs(padding, r)
         if fn not in ("max", "avg"):
             raise GraphError(f"unknown pooling {fn!r}")
-        if r < 1 or not (len(kernel) == len(stride) == len(padding) == len(dilation) == r):
+        if r < 1 or not (len(kernel) == len(stride) == len(dilation) == r):
             raise GraphError("pool needs x [N, C, *spatial] and one value per spatial dim")
         if not x.dtype.is_float:
             raise GraphError("pool needs floating-point input")
         if fn == "avg" and dilation != (1,) * r:
             raise GraphError("average pooling has no dilation")
-        for k, s, p, dl in zip(kernel, stride, padding, dilation, strict=True):
-            if k < 1 or s < 1 or dl < 1 or not 0 <= p <= k // 2:
-                raise GraphError("pool: bad kernel, stride, dilation or padding "
-                                 "(padding at most half the kernel)")
+        for k, s, pl, ph, dl in zip(kernel, stride, lo, hi, dilation, strict=True):
+            if k < 1 or s < 1 or dl < 1 or pl < 0 or ph < 0:
+                raise GraphError("pool: bad kernel, stride, dilation or padding")
         spatial = []
-        for d, k, s, p, dl in zip(x.shape[2:], kernel, stride, padding, dilation, strict=True):
+        for d, k, s, pl, ph, dl in zip(x.shape[2:], kernel, stride, lo, hi, dilation,
+                                       strict=True):
             span = dl * (k - 1) + 1
             if ceil_mode:
                 if not isinstance(d, int):
                     raise GraphError("pool: ceil_mode needs static sizes")
-                size = -(-(d + 2 * p - span) // s) + 1
-                if (size - 1) * s >= d + p:  # the last window starts in the padding
+                size = -(-(d + pl + ph - span) // s) + 1
+                if (size - 1) * s >= d + pl:  # the last window starts in the padding
                     size -= 1
             else:
-                size = dim_op("add", dim_op("floordiv", dim_op("add", d, 2 * p - span), s), 1)
+                size = dim_op("add", dim_op("floordiv", dim_op("add", d, pl + ph - span), s), 1)
             if isinstance(size, int) and size < 1:
                 raise GraphError("pool: the window is larger than the padded input")
             spatial.append(size)
         return self._add(Node("pool", (x,), (x.shape[0], x.shape[1], *spatial), x.dtype,
                               {"fn": fn, "kernel": tuple(kernel), "stride": tuple(stride),
-                               "padding": tuple(padding), "dilation": tuple(dilation),
+                               "padding": lo, "padding_hi": hi, "dilation": tuple(dilation),
                                "count_include_pad": bool(count_include_pad),
                                "divisor": int(divisor or 0)}))
 

@@ -9,7 +9,7 @@ import lit.formats
 config.name = "llvmaccel"
 # The internal shell: the same behaviour on every platform and lit release.
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".ll", ".c", ".test"]
+config.suffixes = [".ll", ".c", ".test", ".mlir"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.llvmaccel_obj_root, "out")
@@ -29,6 +29,14 @@ for tool in ("opt", "FileCheck", "not", "count", "llc", "llvm-as", "llvm-dis"):
 if config.llvmaccel_clang:
     config.substitutions.append(("%clang", config.llvmaccel_clang))
     config.available_features.add("clang")
+# MLIR's tools of the same release (Debian's mlir-NN-tools), for tests that
+# lower MLIR to LLVM IR themselves.
+_mlir_opt = os.path.join(tools, "mlir-opt")
+_mlir_translate = os.path.join(tools, "mlir-translate")
+if os.path.exists(_mlir_opt) and os.path.exists(_mlir_translate):
+    config.substitutions.append(("%mlir-opt", _mlir_opt))
+    config.substitutions.append(("%mlir-translate", _mlir_translate))
+    config.available_features.add("mlir-tools")
 if config.llvmaccel_lli:
     config.substitutions.append(("%lli", config.llvmaccel_lli))
     config.available_features.add("lli")

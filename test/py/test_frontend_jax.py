@@ -219,3 +219,24 @@ def test_take_in_fill_mode_reaches_accel_prefetch():
     np.testing.assert_array_equal(fast(table, ids), np.asarray(jax.jit(gather)(table, ids)))
     report = fast.compiled_for(table, ids).report
     assert any("via in1" in r.message for r in report.passed("accel-prefetch")), report.table()
+
+
+def test_keyword_arguments_static_argnames_and_jax_array_outputs():
+    """Keyword arguments are array pytrees as in jax.jit, static_argnames
+    makes arguments static by name (positional or keyword-only), and the
+    results are jax.Array values."""
+
+    def f(x, w, *, scale=2.0, axis=0):
+        return jnp.sum(x * w * scale, axis=axis)
+
+    x = np.ones((3, 4), np.float32)
+    w = np.arange(4, dtype=np.float32)
+    ours = lj.jit(f, static_argnames=("axis",))
+    ref = jax.jit(f, static_argnames=("axis",))
+    for kwargs in ({}, {"axis": 1}, {"scale": np.float32(3.0), "axis": 1}):
+        got = ours(x, w, **kwargs)
+        assert isinstance(got, jax.Array)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref(x, w, **kwargs)))
+    np.testing.assert_allclose(np.asarray(ours(x, w=w)), np.asarray(ref(x, w=w)))
+    scaled = lj.jit(lambda x, n: x * n, static_argnames="n")
+    assert float(scaled(x, n=3)[0, 0]) == 3.0 and float(scaled(x, 4)[0, 0]) == 4.0

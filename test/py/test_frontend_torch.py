@@ -326,16 +326,60 @@ def test_fallback_reports_and_is_correct():
     assert "cumsum" in str(ex)
 
 
-def test_training_graph_falls_back():
-    lin = nn.Linear(4, 2)
-    x = torch.randn(3, 4)
+def _strict_with_explanation():
+    """A strict llvmaccel backend that records what it compiled."""
+    ex = lt.Explanation()
+
+    def be(gm, example_inputs):
+        return lt.backend(gm, example_inputs, options={"strict": True, "_explanation": ex})
+
+    return be, ex
+
+
+def test_gradients_enabled_forward_and_backward_are_compiled():
+    """A model called with gradients enabled (eval() without no_grad, or a
+    training step) runs its forward compiled, and loss.backward() runs the
+    compiled backward graph: outputs and every gradient match eager."""
+    import copy
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4), nn.ReLU())
+    ref = copy.deepcopy(model)
+    x = torch.randn(5, 8, requires_grad=True)
+    xr = x.detach().clone().requires_grad_(True)
+    be, ex = _strict_with_explanation()
     torch._dynamo.reset()
-    fast = torch.compile(lin, backend="llvmaccel")
-    with pytest.warns(UserWarning, match="inference"):
+    fast = torch.compile(model, backend=be)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback, no warning
         y = fast(x)
-    y.sum().backward()
-    torch.testing.assert_close(y, lin(x))
-    assert lin.weight.grad is not None
+        assert y.requires_grad
+        (y.sin() * torch.arange(4.0)).sum().backward()
+    yr = ref(xr)
+    (yr.sin() * torch.arange(4.0)).sum().backward()
+    torch.testing.assert_close(y, yr)
+    torch.testing.assert_close(x.grad, xr.grad, rtol=1e-4, atol=1e-5)
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+    assert ex.backward_graphs == 1 and ex.fully_compiled and not ex.fallbacks
+
+
+def test_eval_model_without_no_grad_in_a_worker_thread_is_compiled():
+    """Grad mode is per thread: a worker thread that does not disable it
+    still runs the compiled forward, not eager."""
+    import threading
+
+    model = nn.Sequential(nn.Linear(6, 6), nn.Tanh()).eval()
+    x = torch.randn(3, 6)
+    be, ex = _strict_with_explanation()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend=be)
+    out = {}
+    worker = threading.Thread(target=lambda: out.setdefault("y", fast(x)))
+    worker.start()
+    worker.join()
+    torch.testing.assert_close(out["y"], model(x))
+    assert ex.partitions >= 1 and not ex.fallbacks
 
 
 def test_backend_importable_as_function():
@@ -413,3 +457,12 @@ def test_embedding_bag_padding_idx(mode, padding_idx, last):
                                per_sample_weights=psw, include_last_offset=last)
 
     _check(fn, i, o, options={"strict": True})
+
+
+def test_mode_is_ignored_with_a_warning():
+    torch._dynamo.reset()
+    fast = torch.compile(lambda x: x * 2, backend="llvmaccel", mode="max-autotune")
+    with torch.no_grad(), pytest.warns(UserWarning, match="ignores torch.compile mode="):
+        torch.testing.assert_close(fast(torch.ones(3)), torch.full((3,), 2.0))
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        lt.backend(None, [], frobnicate=True)

@@ -108,7 +108,7 @@ class ConvEmitter(EmitterCore):
             n = self.dim(x.shape[2 + d])
             start = self.op(f"sub nsw i64 {self.imul(o, str(s))}, {p}", "i")
             end = self.op(f"add nsw i64 {start}, {k}", "i")
-            padded_end = self.op(f"add nsw i64 {n}, {p}", "i")
+            padded_end = self.op(f"add nsw i64 {n}, {node.attrs['padding_hi'][d]}", "i")
             end = self.call("llvm.smin.i64", "i64", [("i64", end), ("i64", padded_end)])
             if not node.attrs["count_include_pad"]:
                 start = self.call("llvm.smax.i64", "i64", [("i64", start), ("i64", "0")])

@@ -90,12 +90,15 @@ class JitFunction:
     def __init__(self, fun: Callable[..., Any], pipeline: str | None = None,
                  fallback: bool = False, auto: str | None = None,
                  static_argnums: tuple[int, ...] = (),
-                 polymorphic_shapes: PolymorphicShapes = None) -> None:
+                 polymorphic_shapes: PolymorphicShapes = None,
+                 static_argnames: tuple[str, ...] = ()) -> None:
         self.fun = fun
         self.pipeline = pipeline
         self.fallback = fallback
         self.auto = auto
         self.static_argnums = tuple(static_argnums)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
         if polymorphic_shapes is not None and not isinstance(polymorphic_shapes,
                                                              (str, list, tuple)):
             raise TypeError("polymorphic_shapes must be None, a string, or a list or tuple "
@@ -114,14 +117,21 @@ class JitFunction:
                 p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         except (TypeError, ValueError):
             self._params = []
+        # As in jax.jit: a static name of a positional parameter makes its
+        # position static too; any keyword argument of a static name is static.
+        self.static_argnames = frozenset(static_argnames)
+        self.static_argnums = tuple(sorted(set(self.static_argnums) | {
+            self._params.index(n) for n in static_argnames if n in self._params}))
         functools.update_wrapper(self, fun)
 
-    def _signature(self, args: tuple) -> tuple[Any, list[Any], Any]:
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], Any]:
         import jax
 
-        dyn = [a for i, a in enumerate(args) if i not in self.static_argnums]
-        static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
-        leaves, tree = jax.tree_util.tree_flatten(dyn)
+        dyn_pos = [a for i, a in enumerate(args) if i not in self.static_argnums]
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        static = (tuple((i, args[i]) for i in self.static_argnums if i < len(args)),
+                  tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames)))
+        leaves, tree = jax.tree_util.tree_flatten((dyn_pos, dyn_kw))
         arrays = []
         for k, leaf in enumerate(leaves):
             arr = leaf if hasattr(leaf, "shape") and hasattr(leaf, "dtype") else np.asarray(leaf)
@@ -133,12 +143,17 @@ class JitFunction:
     def _arg_label(self, pos: int) -> str:
         return self._params[pos] if pos < len(self._params) else f"args[{pos}]"
 
-    def _symbolic_specs(self, args: tuple, arrays: list[Any]) -> tuple[list[Any], list[str]]:
+    def _symbolic_specs(self, args: tuple, kwargs: dict, arrays: list[Any]
+                        ) -> tuple[list[Any], list[str]]:
         """ShapeDtypeStructs with the declared symbolic sizes, one per array
         leaf (in one symbolic scope), and each leaf's name for messages."""
         import jax
         from jax import export
 
+        if any(k not in self.static_argnames for k in kwargs):
+            raise ValueError(
+                f"llvmaccel.jax.jit({self._name}): with polymorphic_shapes, pass the array "
+                "arguments positionally (keyword arguments must be static_argnames)")
         dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
         poly = self.polymorphic_shapes
         if isinstance(poly, (list, tuple)):
@@ -203,16 +218,17 @@ class JitFunction:
             specs.append(jax.ShapeDtypeStruct(tuple(dims), a.dtype))
         return specs, names
 
-    def _resolve(self, args: tuple) -> tuple[Any, list[Any], dict[str, int] | None]:
+    def _resolve(self, args: tuple, kwargs: dict
+                 ) -> tuple[Any, list[Any], dict[str, int] | None]:
         """The cache entry for a call, its array leaves and the symbol values."""
-        key, arrays, tree = self._signature(args)
+        key, arrays, tree = self._signature(args, kwargs)
         if self.polymorphic_shapes is None:
-            return self._entry(key, args, arrays, tree), arrays, None
+            return self._entry(key, args, kwargs, arrays, tree), arrays, None
         with self._lock:
             hit = self._bound.get(key)
         if hit is not None:
             return hit[0], arrays, hit[1]
-        specs, names = self._symbolic_specs(args, arrays)
+        specs, names = self._symbolic_specs(args, kwargs, arrays)
         sym_shapes = [tuple(graph_dim(d) for d in s.shape) for s in specs]
         env = _bind_symbols(
             f"llvmaccel.jax.jit({self._name})",
@@ -220,22 +236,23 @@ class JitFunction:
              for name, s, sym, a in zip(names, specs, sym_shapes, arrays, strict=True)])
         skey = (key[0], key[1], tuple((tuple(str(d) for d in s.shape), str(s.dtype))
                                       for s in specs))
-        entry = self._entry(skey, args, specs, tree)
+        entry = self._entry(skey, args, kwargs, specs, tree)
         with self._lock:
             self._bound[key] = (entry, env)
         return entry, arrays, env
 
-    def _build(self, args: tuple, arrays: list[Any], tree: Any) -> Any:
+    def _build(self, args: tuple, kwargs: dict, arrays: list[Any], tree: Any) -> Any:
         import jax
 
         static = {i: args[i] for i in self.static_argnums if i < len(args)}
+        static_kw = {k: v for k, v in kwargs.items() if k in self.static_argnames}
         n = len(args)
 
         def flat_fun(*flat: Any) -> Any:
-            dyn = jax.tree_util.tree_unflatten(tree, list(flat))
-            it = iter(dyn)
+            dyn_pos, dyn_kw = jax.tree_util.tree_unflatten(tree, list(flat))
+            it = iter(dyn_pos)
             full = [static[i] if i in static else next(it) for i in range(n)]
-            return self.fun(*full)
+            return self.fun(*full, **static_kw, **dyn_kw)
 
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
         closed, out_shape = jax.make_jaxpr(flat_fun, return_shape=True)(*specs)
@@ -256,35 +273,36 @@ class JitFunction:
                           "with jax.jit instead", stacklevel=5)
             return ("jax", jax.jit(flat_fun), out_tree, None)
 
-    def compiled_for(self, *args: Any) -> CompiledGraph | None:
+    def compiled_for(self, *args: Any, **kwargs: Any) -> CompiledGraph | None:
         """The compiled graph used for these arguments (None if it fell back)."""
-        entry = self._resolve(args)[0]
+        entry = self._resolve(args, kwargs)[0]
         return entry[1] if entry[0] == "llvmaccel" else None
 
-    def _entry(self, key: Any, args: tuple, arrays: list[Any], tree: Any) -> Any:
+    def _entry(self, key: Any, args: tuple, kwargs: dict, arrays: list[Any], tree: Any) -> Any:
         with self._lock:
             entry = self._cache.get(key)
         if entry is None:
-            entry = self._build(args, arrays, tree)
+            entry = self._build(args, kwargs, arrays, tree)
             with self._lock:
                 self._cache[key] = entry
         return entry
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import jax
 
-        (kind, fn, out_tree, _), arrays, env = self._resolve(args)
+        (kind, fn, out_tree, _), arrays, env = self._resolve(args, kwargs)
         if kind == "jax":
             return jax.tree_util.tree_unflatten(out_tree, jax.tree_util.tree_leaves(
                 fn(*arrays)))
         outs = fn(*[np.asarray(a) for a in arrays], symbols=env)
-        return jax.tree_util.tree_unflatten(out_tree, outs)
+        return jax.tree_util.tree_unflatten(out_tree, [jax.device_put(o) for o in outs])
 
 
 def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
         fallback: bool = False, auto: str | None = None,
         static_argnums: tuple[int, ...] = (),
-        polymorphic_shapes: PolymorphicShapes = None) -> Any:
+        polymorphic_shapes: PolymorphicShapes = None,
+        static_argnames: str | tuple[str, ...] = ()) -> Any:
     """Compiles ``fun`` with llvmaccel (usable as ``@jit`` or ``@jit(...)``).
 
     Args:
@@ -294,6 +312,10 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
             instead of raising :class:`UnsupportedPrimitive`.
         auto: llvmaccel passes in the default pipelines (``"all"``, ``"none"``).
         static_argnums: Arguments that are Python values, not arrays.
+        static_argnames: The same by name (positional parameters' names make
+            their positions static; keyword arguments of these names are
+            static wherever they are passed). Other keyword arguments are
+            array pytrees, as in :func:`jax.jit`.
         polymorphic_shapes: Symbolic sizes, in the syntax of
             :func:`jax.export.symbolic_shape`: None (every shape static, one
             compilation per shape), one string for every argument, or a list
@@ -304,7 +326,8 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
             one size. Shapes fitting the specs share one compilation; a call
             that does not fit raises ValueError naming the argument and dim.
 
-    Results are numpy arrays, in the pytree structure ``fun`` returns.
+    Results are ``jax.Array`` values (on the CPU), in the pytree structure
+    ``fun`` returns.
 
     Raises:
         UnsupportedPrimitive: ``fun`` uses a primitive (or a form of one,
@@ -315,8 +338,9 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
     """
     if fun is None:
         return lambda f: JitFunction(f, pipeline, fallback, auto, static_argnums,
-                                     polymorphic_shapes)
-    return JitFunction(fun, pipeline, fallback, auto, static_argnums, polymorphic_shapes)
+                                     polymorphic_shapes, static_argnames)
+    return JitFunction(fun, pipeline, fallback, auto, static_argnums, polymorphic_shapes,
+                       static_argnames)
 
 
 def _bind_symbols(what: str, leaves: list[tuple[str, tuple[str, ...], tuple[Dim, ...],

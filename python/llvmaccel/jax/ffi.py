@@ -319,8 +319,8 @@ class FfiFunction:
                      for i, a in enumerate(args))
 
     def _entry(self, args: tuple) -> tuple[Any, list[Any]]:
-        key, arrays, tree = self._jit._signature(args)
-        return self._jit._entry(key, args, arrays, tree), arrays
+        key, arrays, tree = self._jit._signature(args, {})
+        return self._jit._entry(key, args, {}, arrays, tree), arrays
 
     def compiled_for(self, *args: Any) -> CompiledGraph | None:
         """The compiled graph for these arguments (None if it fell back to JAX)."""

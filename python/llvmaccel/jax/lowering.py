@@ -411,6 +411,66 @@ def _reduce(g: Graph, ins: list, eqn: Any) -> Node:
     return g.reduce(fn, x, axes)
 
 
+def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, d in enumerate(perm):
+        inv[d] = i
+    return tuple(inv)
+
+
+def _permute(g: Graph, x: Node, perm: tuple[int, ...]) -> Node:
+    return x if perm == tuple(range(len(perm))) else g.permute(x, perm)
+
+
+@_rule("conv_general_dilated")
+def _conv_general_dilated(g: Graph, ins: list, eqn: Any) -> Node:
+    """Convolution in any layout: operands permuted to [N, C, *spatial] and
+    [O, I, *kernel], the result permuted back to the output's layout."""
+    p = eqn.params
+    if any(d != 1 for d in p["lhs_dilation"]):
+        raise GraphError("conv_general_dilated with lhs_dilation (a transposed "
+                         "convolution) is not supported")
+    if p["batch_group_count"] != 1:
+        raise GraphError("conv_general_dilated with batch_group_count is not supported")
+    dn = p["dimension_numbers"]
+    x = _permute(g, ins[0], tuple(dn.lhs_spec))
+    w = _permute(g, ins[1], tuple(dn.rhs_spec))
+    y = g.conv(x, w, None, tuple(p["window_strides"]),
+               tuple((int(lo), int(hi)) for lo, hi in p["padding"]),
+               tuple(p["rhs_dilation"]), int(p["feature_group_count"]))
+    y = _permute(g, y, _inverse(tuple(dn.out_spec)))
+    dt = graph_dtype(eqn.outvars[0].aval.dtype)
+    return y if y.dtype is dt else g.cast(y, dt)
+
+
+@_rule("reduce_window_max", "reduce_window_sum")
+def _reduce_window(g: Graph, ins: list, eqn: Any) -> Node:
+    """Max or sum over sliding windows: the windowed dims become the spatial
+    dims of a pooling over [the other dims merged, 1, *windowed dims]."""
+    p = eqn.params
+    x = ins[0]
+    if any(d != 1 for d in p["base_dilation"]):
+        raise GraphError("reduce_window with base_dilation is not supported")
+    wd, ws, wdil = p["window_dimensions"], p["window_strides"], p["window_dilation"]
+    pads = [tuple(int(v) for v in q) for q in p["padding"]]
+    spatial = [d for d in range(x.rank)
+               if (wd[d], ws[d], wdil[d], pads[d]) != (1, 1, 1, (0, 0))]
+    if not spatial:
+        return x
+    batch = [d for d in range(x.rank) if d not in spatial]
+    perm = tuple(batch + spatial)
+    merged: Any = 1
+    for d in batch:
+        merged = dim_op("mul", merged, x.shape[d])
+    xr = g.reshape(_permute(g, x, perm), (merged, 1, *(x.shape[d] for d in spatial)))
+    is_max = eqn.primitive.name == "reduce_window_max"
+    y = g.pool(xr, "max" if is_max else "avg", tuple(wd[d] for d in spatial),
+               tuple(ws[d] for d in spatial), tuple(pads[d] for d in spatial),
+               tuple(wdil[d] for d in spatial), divisor=None if is_max else 1)
+    y = g.reshape(y, tuple(x.shape[d] for d in batch) + tuple(y.shape[2:]))
+    return _permute(g, y, _inverse(perm))
+
+
 @_rule("dot_general")
 def _dot_general(g: Graph, ins: list, eqn: Any) -> Node:
     lhs, rhs = ins

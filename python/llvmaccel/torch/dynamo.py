@@ -50,7 +50,8 @@ class Explanation:
         fallbacks: Nodes that run eagerly in PyTorch, with the reason.
         partitions: Number of compiled partitions.
         remarks: Remarks of the llvmaccel passes over the compiled code.
-        training: True when a graph needed gradients and fell back entirely.
+        backward_graphs: Backward graphs compiled (when gradients were
+            computed through the model).
     """
 
     graphs: int = 0
@@ -58,12 +59,12 @@ class Explanation:
     fallbacks: list[FallbackNode] = field(default_factory=list)
     partitions: int = 0
     remarks: list[Remark] = field(default_factory=list)
-    training: bool = False
+    backward_graphs: int = 0
 
     @property
     def fully_compiled(self) -> bool:
         """True when nothing fell back to eager PyTorch."""
-        return not self.fallbacks and not self.training and self.partitions > 0
+        return not self.fallbacks and self.partitions > 0
 
     def passes_fired(self) -> list[str]:
         """Names of the llvmaccel passes that transformed something."""
@@ -75,8 +76,8 @@ class Explanation:
                  f"{len(self.fallbacks)} fallback(s)"]
         for f in self.fallbacks:
             lines.append(f"  fallback {f.name} ({f.target}): {f.reason}")
-        if self.training:
-            lines.append("  training graph: ran eagerly (only inference is compiled)")
+        if self.backward_graphs:
+            lines.append(f"  backward graph(s) compiled: {self.backward_graphs}")
         fired = self.passes_fired()
         lines.append(f"  passes fired: {', '.join(fired) if fired else '(none)'}")
         for r in self.remarks:
@@ -106,12 +107,22 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         pipeline: LLVM pass pipeline (default ``"default<O3>"``).
         auto: llvmaccel passes in the default pipelines (``"all"``, ``"none"``).
         strict: raise :class:`LLVMAccelTorchError` instead of falling back to
-            eager PyTorch for unsupported ops or training graphs.
+            eager PyTorch for unsupported ops (in forward or backward graphs).
     """
     from torch._functorch.aot_autograd import aot_module_simplified
 
     opts = dict(options or {})
     opts.update(kwargs.pop("options", None) or {})
+    # torch.compile passes mode= on to backends other than inductor; like
+    # PyTorch's own eager backends, say that it is ignored.
+    mode = kwargs.pop("mode", None)
+    if mode not in (None, "default"):
+        warnings.warn(f"llvmaccel ignores torch.compile mode={mode!r}: it has one compilation "
+                      "mode (its choices are options={'pipeline': ..., 'auto': ...})",
+                      stacklevel=2)
+    if kwargs:
+        raise TypeError(f"llvmaccel backend got unexpected keyword argument(s): "
+                        f"{', '.join(sorted(kwargs))}")
     explanation: Explanation = opts.pop("_explanation", None) or Explanation()
     unknown = set(opts) - {"pipeline", "auto", "strict"}
     if unknown:
@@ -120,22 +131,21 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
     strict = bool(opts.get("strict", False))
     explanation.graphs += 1
 
-    needs_grad = torch.is_grad_enabled() and any(
-        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs)
-    if needs_grad:
-        explanation.training = True
-        msg = ("llvmaccel compiles inference graphs only; this graph needs gradients and "
-               "runs eagerly (use torch.no_grad() or torch.inference_mode())")
-        if strict:
-            raise LLVMAccelTorchError(msg)
-        warnings.warn(msg, stacklevel=2)
-        return gm.forward
+    # With gradients enabled (a model called without no_grad, or training),
+    # aot_autograd splits the joint graph: the forward graph (which also
+    # returns what the backward needs) and, on the first backward, the
+    # backward graph are both compiled here, partitioned like any graph.
+    from torch._functorch.aot_autograd import make_boxed_func
 
     def fw_compiler(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-        return _compile_fx(fx, opts, explanation, strict)
+        return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
+
+    def bw_compiler(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        explanation.backward_graphs += 1
+        return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 decompositions=_decompositions())
+                                 bw_compiler=bw_compiler, decompositions=_decompositions())
 
 
 class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
