@@ -103,6 +103,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=300, help="fuzz time per pass")
     ap.add_argument("--target-kernels", type=int, default=6)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--pass", dest="pass_names", action="append", metavar="NAME",
+                    help="re-run only the fuzz row of this pass, keeping the rest of verify.json")
     ap.add_argument("--only-targets", action="store_true",
                     help="re-run only the cross-target part, keeping the rest of verify.json")
     args = ap.parse_args()
@@ -122,21 +124,28 @@ def main() -> int:
         (out_dir / "verify.md").write_text(markdown(data))
         return 0
     started = dt.datetime.now(dt.timezone.utc)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT).stdout.strip()
+    names = args.pass_names or [p.name for p in llvmaccel.passes()]
     runs = []
-    for p in llvmaccel.passes():
-        rep = fuzz(p.name, seconds=seconds, seed=1_000_000, out_dir=str(work / "findings"),
+    for name in names:
+        rep = fuzz(name, seconds=seconds, seed=1_000_000, out_dir=str(work / "findings"),
                    progress=True)
         print(rep.table(), flush=True)
-        runs.append({"pass": p.name, "seconds": round(rep.seconds, 1), "kernels": rep.kernels,
+        runs.append({"pass": name, "seconds": round(rep.seconds, 1), "kernels": rep.kernels,
                      "kernels_transformed": rep.kernels_transformed, "cases": rep.cases,
                      "stress_modules": rep.stress_modules,
                      "stress_transformed": rep.stress_transformed,
-                     "findings": dict(rep.findings),
+                     "findings": dict(rep.findings), "commit": commit,
                      "by_shape": {k: dict(v) for k, v in rep.by_shape.items()}})
+    if args.pass_names:
+        data = json.loads((out_dir / "verify.json").read_text())
+        data["fuzz"] = [r for r in data["fuzz"] if r["pass"] not in names] + runs
+        (out_dir / "verify.json").write_text(json.dumps(data, indent=2) + "\n")
+        (out_dir / "verify.md").write_text(markdown(data))
+        return 0
     plant = planted(work) if not args.quick else []
     tg = targets(2 if args.quick else args.target_kernels)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=ROOT).stdout.strip()
     data = {"command": " ".join(["bench/verify/run.py", *sys.argv[1:]]), "commit": commit,
             "date": started.isoformat(timespec="seconds"), "cpu": cpu(),
             "machine": platform.machine(), "llvm": llvmaccel.llvm_version(),
@@ -172,7 +181,8 @@ def markdown(d: dict) -> str:
         share = f"{r['kernels_transformed']} ({pct:.0f}%)"
         found = (", ".join(f"{k} {v}" for k, v in r["findings"].items())
                  or "0 mismatches, 0 crashes")
-        lines.append(f"| `{r['pass']}` | {r['seconds']:.0f} | {r['kernels']} | "
+        at = f" (commit {r['commit']})" if r.get("commit") else ""
+        lines.append(f"| `{r['pass']}`{at} | {r['seconds']:.0f} | {r['kernels']} | "
                      f"{r['kernels'] / m:.0f} | {share} | {r['cases']} | {r['stress_modules']} | "
                      f"{r['stress_modules'] / m:.0f} | {found} |")
     lines += ["", "Against the issue's goals (100,000 generated kernels and 10,000 llvm-stress "

@@ -166,6 +166,7 @@ def make_job(
     execute: bool = True,
     stop_at_timeout: bool = False,
     codegen: bool = True,
+    target: str | None = None,
 ) -> dict:
     """The job :func:`check` runs, as a JSON-able dict (see :func:`check` for the
     arguments; ``codegen=False`` with ``execute=False`` skips the JIT, for
@@ -178,7 +179,7 @@ def make_job(
                  "timeout": timeout, "ulps": ulps, "verify_each": verify_each,
                  "seconds": seconds, "case_numbers": case_numbers,
                  "stop_at_first": stop_at_first, "execute": execute,
-                 "stop_at_timeout": stop_at_timeout, "compile": codegen,
+                 "stop_at_timeout": stop_at_timeout, "compile": codegen, "target": target,
                  "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
     if after is not None:
         job["after"] = _text(after)
@@ -209,6 +210,7 @@ def check(
     case_numbers: list[int] | None = None,
     stop_at_first: bool = True,
     execute: bool = True,
+    target: str | None = None,
     python: str | None = None,
 ) -> CheckResult:
     """Checks that ``function`` computes the same before and after a transformation.
@@ -232,6 +234,9 @@ def check(
         case_numbers: Run exactly these cases (to reproduce a finding).
         stop_at_first: Stop at the first finding.
         execute: False to only transform and verify (no runs).
+        target: ``"host"`` to run the pipeline for this machine (the passes
+            then see its target facts, as the JIT that runs them does);
+            ``None``: the module's own triple.
         python: Interpreter for the worker process (default: this one).
 
     Returns:
@@ -243,7 +248,7 @@ def check(
     job = make_job(module, function, pipeline, after=after, transform=transform, cases=cases,
                    seed=seed, args=args, timeout=timeout, ulps=ulps, verify_each=verify_each,
                    seconds=seconds, case_numbers=case_numbers, stop_at_first=stop_at_first,
-                   execute=execute)
+                   execute=execute, target=target)
     return run_jobs([job], python=python)[0]
 
 

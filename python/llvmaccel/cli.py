@@ -90,7 +90,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for fn in functions:
         result = check(args.input, fn, args.passes, after=args.after, transform=args.transform,
                        cases=args.cases, seed=args.seed, args=specs, timeout=args.timeout,
-                       ulps=args.ulps, case_numbers=[args.case] if args.case is not None else None)
+                       ulps=args.ulps, case_numbers=[args.case] if args.case is not None else None,
+                       target=args.target)
         print(result.summary())
         if args.verbose and result.layout:
             print(f"  inputs: {result.layout}")
@@ -228,6 +229,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reduce-output", help="where to write the reduced module")
     p.add_argument("--targets", help="also compile and run before/after for these targets "
                    "(x86_64,aarch64,riscv64 under qemu-user; nvptx,amdgpu,spirv compiled)")
+    p.add_argument("--target", choices=["host"],
+                   help="run the pipeline for this machine (the passes see its target facts)")
     p.add_argument("-v", "--verbose", action="store_true", help="print how inputs are made")
     p.set_defaults(func=_cmd_check)
 

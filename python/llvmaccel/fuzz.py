@@ -104,7 +104,8 @@ def fuzz(
         reduce_findings: Reduce each failing case with llvm-reduce.
         params: Pass parameters, e.g. ``"distance=4"`` (the pipeline becomes
             ``pass<params>``).
-        shapes: Generate only these shapes.
+        shapes: Generate only these shapes (default: all, weighted towards the
+            shapes the pass has transformed so far in the run).
         progress: Print a line per batch.
 
     Raises:
@@ -128,16 +129,20 @@ def fuzz(
         if kernels is not None and report.kernels >= kernels:
             break
         n = batch if kernels is None else min(batch, kernels - report.kernels)
-        gens = [kernelgen.generate(s, _shape(shapes, s)) for s in range(next_seed, next_seed + n)]
+        gens = [kernelgen.generate(s, _shape(shapes, s, report.by_shape))
+                for s in range(next_seed, next_seed + n)]
+        # target="host": the pass sees this machine's facts (TTI), as code the
+        # JIT runs here would.
         jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases, seed=k.seed,
-                         timeout=1.0, seconds=(seconds - elapsed) if seconds else None)
+                         timeout=1.0, seconds=(seconds - elapsed) if seconds else None,
+                         target="host")
                 for k in gens]
         n_stress = stress if stress is not None else max(1, n // 4)
         stress_irs = [(s, _stress_module(stress_tool, s))
                       for s in range(next_seed, next_seed + n_stress)]
         stress_irs = [(s, ir) for s, ir in stress_irs if ir]
-        jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s)
-                 for s, ir in stress_irs]
+        jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
+                          target="host") for s, ir in stress_irs]
         results = run_jobs(jobs, raise_errors=False)
         for k, r in zip(gens, results[: len(gens)], strict=True):
             _count_kernel(report, k, r)
@@ -165,8 +170,15 @@ def fuzz(
     return report
 
 
-def _shape(shapes: list[str] | None, seed: int) -> str | None:
-    return shapes[seed % len(shapes)] if shapes else None
+def _shape(shapes: list[str] | None, seed: int, seen: dict[str, Counter]) -> str:
+    """The shape of kernel ``seed``: drawn with weights (transformed + 1) /
+    (checked + 2) per shape so far, so a run spends most of its time on the
+    shapes the pass rewrites, and never stops drawing the others."""
+    import random
+    names = shapes or sorted(kernelgen.SHAPES)
+    weights = [(seen.get(n, Counter())["transformed"] + 1) / (seen.get(n, Counter())["checked"] + 2)
+               for n in names]
+    return random.Random(f"shape:{seed}").choices(names, weights)[0]
 
 
 def _stress_function(ir: str) -> str:
