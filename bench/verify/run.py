@@ -137,6 +137,7 @@ def main() -> int:
                      "stress_modules": rep.stress_modules,
                      "stress_transformed": rep.stress_transformed,
                      "findings": dict(rep.findings), "commit": commit,
+                     "command": " ".join(["bench/verify/run.py", *sys.argv[1:]]),
                      "by_shape": {k: dict(v) for k, v in rep.by_shape.items()}})
     if args.pass_names:
         data = json.loads((out_dir / "verify.json").read_text())
@@ -185,6 +186,10 @@ def markdown(d: dict) -> str:
         lines.append(f"| `{r['pass']}`{at} | {r['seconds']:.0f} | {r['kernels']} | "
                      f"{r['kernels'] / m:.0f} | {share} | {r['cases']} | {r['stress_modules']} | "
                      f"{r['stress_modules'] / m:.0f} | {found} |")
+    reruns = sorted({r["command"] for r in d["fuzz"] if r.get("command")})
+    if reruns:
+        lines += ["", "Rows with a commit were run by " + ", ".join(
+            f"`.venv/bin/python {c}`" for c in reruns) + "."]
     lines += ["", "Against the issue's goals (100,000 generated kernels and 10,000 llvm-stress "
               "modules per pass, zero findings, at least a third of the kernels transformed):", ""]
     for r in d["fuzz"]:
