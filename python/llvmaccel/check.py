@@ -397,7 +397,7 @@ def cli_args(texts: list[str] | None) -> dict[str, ArgSpec]:
 def reproduce_command(path: str, function: str, *, pipeline: str | None = None,
                       after: str | None = None, transform: str | None = None,
                       seed: int = 0, case: int | None = None,
-                      args: list[str] | None = None) -> str:
+                      args: list[str] | None = None, target: str | None = None) -> str:
     """The ``llvmaccel check`` command line that runs the same check again."""
     words = ["llvmaccel", "check", path, "--function", function]
     if pipeline is not None:
@@ -411,6 +411,8 @@ def reproduce_command(path: str, function: str, *, pipeline: str | None = None,
         words += ["--case", str(case)]
     for a in args or []:
         words += ["--arg", a]
+    if target:
+        words += ["--target", target]
     return " ".join(shlex.quote(w) for w in words)
 
 

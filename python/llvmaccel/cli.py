@@ -100,7 +100,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print("  " + str(finding).replace("\n", "\n  "))
             print("  reproduce: " + reproduce_command(
                 args.input, fn, pipeline=args.passes, after=args.after, transform=args.transform,
-                seed=finding.seed or 0, case=finding.case, args=args.arg))
+                seed=finding.seed or 0, case=finding.case, args=args.arg, target=args.target))
             if args.reduce and finding.kind != "error":
                 status = max(status, _reduce_finding(args, fn, finding))
         if args.targets and result.ok:
@@ -120,7 +120,8 @@ def _reduce_finding(args: argparse.Namespace, fn: str, finding: object) -> int:
         red = reduce(args.input, fn, finding.kind, pipeline=args.passes, after=args.after,
                      transform=args.transform,
                      args={a.split("=", 1)[0]: a.split("=", 1)[1] for a in args.arg or []},
-                     seed=finding.seed or 0, case=finding.case, output=args.reduce_output)
+                     seed=finding.seed or 0, case=finding.case, output=args.reduce_output,
+                     target=args.target)
     except (RuntimeError, FileNotFoundError) as err:
         print(f"  not reduced: {err}", file=sys.stderr)
         return 1

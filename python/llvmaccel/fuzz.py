@@ -207,12 +207,12 @@ def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, p
     arg_texts = [f"{a}={t}" for a, t in args.items()]
     lines = [str(finding), "", "reproduce:",
              "  " + reproduce_command(path, function, pipeline=pipeline, seed=finding.seed or 0,
-                                      case=finding.case, args=arg_texts)]
+                                      case=finding.case, args=arg_texts, target="host")]
     if reduce_it and finding.stage in ("execute", "pipeline"):
         from .reduce import reduce
         try:
             red = reduce(path, function, finding.kind, pipeline=pipeline, args=args,
-                         seed=finding.seed or 0, case=finding.case)
+                         seed=finding.seed or 0, case=finding.case, target="host")
             lines += ["", f"reduced ({red.lines[0]} -> {red.lines[1]} lines, "
                       f"{red.seconds:.0f} s): {red.path}", "  " + red.command]
         except (RuntimeError, FileNotFoundError) as err:

@@ -473,13 +473,21 @@ def _aggphi(g: _Gen, seed: int) -> GeneratedKernel:
     op = "fadd" if g.is_float else "add"
     code = (f"  %vb = mul i64 %i, {W}\n"
             f"  %vp = getelementptr inbounds {g.V}, ptr %x, i64 %vb\n"
-            f"  %vv = load {vt}, ptr %vp, align {g.vsize()}\n"
-            f"  %vacc.next = {op} {vt} %vacc, %vv\n")
+            f"  %vv = load {vt}, ptr %vp, align {g.vsize()}\n")
+    decls = ""
+    if g.is_float and g.rng.random() < 0.5:  # an elementwise intrinsic on the accumulator
+        g.features.append("fmuladd")
+        name = f"@llvm.fmuladd.v{W}f{g.vsize() * 8}"
+        half = ", ".join([f"{g.V} 0.5"] * W)
+        code += f"  %vacc.next = call {vt} {name}({vt} %vv, {vt} <{half}>, {vt} %vacc)\n"
+        decls = f"declare {vt} {name}({vt}, {vt}, {vt})\n"
+    else:
+        code += f"  %vacc.next = {op} {vt} %vacc, %vv\n"
     text, outs = _loop(g, "%n", lambda i: (code, [("%vacc", vt, "zeroinitializer")]))
     text += f"  store {vt} {outs[0][0]}, ptr %res, align {g.vsize()}\n"
     args = {"x": g.buf(g.E * W, g.V), "res": g.buf(W, g.V), "n": g.counts(g.E)}
     return _finish(g, "aggphi", seed, ["ptr noalias %x", "ptr noalias %res", "i64 %n"],
-                   text, None, args)
+                   text, None, args, decls)
 
 
 def _tasks(g: _Gen, seed: int) -> GeneratedKernel:

@@ -77,7 +77,8 @@ def _same_kind(cfg: dict, original: str | None, candidate: str) -> int:
     if original is not None:
         mode = {"after": candidate}
     kw = {"cases": cfg["cases"], "seed": cfg["seed"], "args": cfg["args"],
-          "timeout": cfg["timeout"], "case_numbers": cfg["case_numbers"]}
+          "timeout": cfg["timeout"], "case_numbers": cfg["case_numbers"],
+          "target": cfg.get("target")}
     try:
         if cfg["kind"] in _IN_PROCESS:
             # Runs are forked children already; skipping the worker process
@@ -119,6 +120,7 @@ def reduce(
     output: str | None = None,
     jobs: int = 2,
     delta_passes: str | None = None,
+    target: str | None = None,
 ) -> ReduceResult:
     """Shrinks the module at ``path`` while ``check`` still finds a ``kind`` finding.
 
@@ -137,14 +139,15 @@ def reduce(
         output: Where to write the reduced module (default: next to ``path``).
         jobs: llvm-reduce's parallel tests.
         delta_passes: llvm-reduce's ``--delta-passes`` (default: all of them).
+        target: As for :func:`check` (``"host"``: the pipeline sees this machine).
 
     Raises:
         FileNotFoundError: llvm-reduce is missing.
         RuntimeError: llvm-reduce failed (e.g. the input is not interesting).
     """
     tool = find_llvm_tool("llvm-reduce")
-    target = after if after is not None else path
-    stem = os.path.splitext(target)[0]
+    subject = after if after is not None else path
+    stem = os.path.splitext(subject)[0]
     output = output or f"{stem}.reduced.ll"
     numbers = ([case] if case is not None else []) + [n for n in range(cases) if n != case]
     work = tempfile.mkdtemp(prefix="llvmaccel-reduce-")
@@ -154,7 +157,7 @@ def reduce(
     with open(config, "w") as f:
         json.dump({"function": function, "kind": kind, "seed": seed, "cases": cases,
                    "case_numbers": numbers, "timeout": timeout, "args": spec_texts,
-                   "pipeline": pipeline, "transform": transform,
+                   "pipeline": pipeline, "transform": transform, "target": target,
                    "after": None}, f)
     # The test is a bash script that asks a server (one Python process with
     # llvmaccel loaded, forking per candidate) over a local socket: starting
@@ -176,7 +179,7 @@ def reduce(
         start = time.monotonic()
         extra = [f"--delta-passes={delta_passes}"] if delta_passes else []
         out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o", output,
-                              target], capture_output=True, text=True)
+                              subject], capture_output=True, text=True)
         seconds = time.monotonic() - start
     finally:
         server.kill()
@@ -187,14 +190,14 @@ def reduce(
                            + (out.stderr or out.stdout).strip()[-1500:])
     with open(output) as f:
         reduced = f.read()
-    with open(target) as f:
+    with open(subject) as f:
         original = f.read()
     arg_list = [f"{k}={v}" for k, v in spec_texts.items()]
     if after is not None:
         command = reproduce_command(path, function, after=output, seed=seed, args=arg_list)
     else:
         command = reproduce_command(output, function, pipeline=pipeline, transform=transform,
-                                    seed=seed, args=arg_list)
+                                    seed=seed, args=arg_list, target=target)
     tests = (out.stdout + out.stderr).count("Success!") or 0
     return ReduceResult(reduced, output, command, kind, seconds, (_count(original),
                         _count(reduced)), (out.stdout + out.stderr)[-2000:], tests)
