@@ -644,9 +644,14 @@ Value *PhiDecomposer::lanePart(Instruction &I, unsigned Lane) {
     return partOf(Op, {Lane}, OT->getElementType());
   };
   SmallVector<Value *, 4> Ops;
-  if (!isa<LoadInst>(I))
+  if (auto *Call = dyn_cast<CallBase>(&I)) {
+    // The arguments only: a call's last operand is its callee.
+    for (Value *Arg : Call->args())
+      Ops.push_back(LaneOf(Arg));
+  } else if (!isa<LoadInst>(I)) {
     for (Value *Op : I.operands())
       Ops.push_back(LaneOf(Op));
+  }
   IRBuilder<> B(&I);
   std::string Name = baseName(&I, "v") + ".lane" + std::to_string(Lane);
   Value *R;

@@ -199,13 +199,13 @@ constexpr unsigned MaxShortTripCount = 4;
 /// Accesses considered per loop; beyond this the loop is not analyzed.
 constexpr unsigned MaxAccessesPerLoop = 256;
 
-/// The integer value of a valid cost. (InstructionCost::getValue returns an
-/// optional up to LLVM 19 and the value itself since LLVM 20; both convert.)
+/// Units of a cost for the cost model: 1 for an invalid cost, 0 for a
+/// negative one.
 uint64_t costValue(InstructionCost Cost) {
   if (!Cost.isValid())
     return 1;
-  std::optional<InstructionCost::CostType> V = Cost.getValue();
-  return V && *V > 0 ? uint64_t(*V) : 0;
+  int64_t V = accel::costValue(Cost);
+  return V > 0 ? uint64_t(V) : 0;
 }
 
 /// The name of the array \p Ptr points into, for remarks.

@@ -26,6 +26,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/InstructionCost.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -37,6 +38,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 // Debian's LLVM is a release build, where STATISTIC declares a no-op counter.
 // llvmaccel's counters are always kept, so `opt -stats` and the Python
@@ -132,6 +134,15 @@ inline BasicBlock::iterator firstNonPHIIt(BasicBlock &BB) {
 #endif
 }
 
+/// Moves \p I right before \p Pos (an iterator position since LLVM 20).
+inline void moveBefore(Instruction *I, Instruction *Pos) {
+#if LLVM_VERSION_MAJOR >= 20
+  I->moveBefore(Pos->getIterator());
+#else
+  I->moveBefore(Pos);
+#endif
+}
+
 /// The module's target triple as text (a Triple object since LLVM 21).
 inline std::string tripleString(const Module &M) {
 #if LLVM_VERSION_MAJOR >= 21
@@ -184,6 +195,15 @@ inline KnownBits knownBitsAt(const Value *V, const DataLayout &DL,
 #else
   return computeKnownBits(V, DL, /*Depth=*/0, AC, CxtI, DT);
 #endif
+}
+
+/// The value of a valid InstructionCost: getValue() returned an optional in
+/// LLVM 19 and returns the value itself in LLVM 22 (overloads cover both
+/// without naming the release that changed it).
+inline int64_t costValueOf(int64_t V) { return V; }
+inline int64_t costValueOf(std::optional<int64_t> V) { return *V; }
+inline int64_t costValue(const InstructionCost &C) {
+  return costValueOf(C.getValue());
 }
 
 } // namespace accel

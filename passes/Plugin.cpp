@@ -15,6 +15,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "AccelAsyncFusion.h"
+#include "AccelMaskedLoad.h"
 #include "AccelPhiDecompose.h"
 #include "AccelPrefetch.h"
 #include "Compat.h"

@@ -38,6 +38,7 @@ install_llvm() {
   [ -x "$prefix/bin/clang-format" ] || pkgs+=("clang-format-$1")
   # mlir-opt and mlir-translate, for the lit tests that lower MLIR themselves.
   [ -x "$prefix/bin/mlir-opt" ] || pkgs+=("mlir-$1-tools")
+  ls /usr/lib/llvm-*/lib/libmlir_async_runtime.so* >/dev/null 2>&1 || pkgs+=("libmlir-$1-dev")
   command -v g++ >/dev/null || pkgs+=(g++)
   if [ "${#pkgs[@]}" -gt 0 ]; then
     say "installing ${pkgs[*]} (apt)"

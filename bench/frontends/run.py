@@ -34,7 +34,12 @@ Models: ``dlrm`` (embedding bags, MLPs, interaction), ``emb`` (the DLRM's
 embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``,
 and ``ops``: single ops on a 2048x4096 float32 input (tanh, tanh then a row
 sum, exp, gelu, softmax, an affine row sum, layer norm) and
-``scaled_dot_product_attention`` (8 x 4 heads x 256 x 64).
+``scaled_dot_product_attention`` (8 x 4 heads x 256 x 64). ``rope``: LLaMA's
+rotary position embedding of q and k, written with complex64 tensors
+(``torch.polar``, ``view_as_complex``, a complex multiplication,
+``view_as_real``; the code generator's ``{ float, float }`` values are what
+accel-phi-decompose works on); not in the default ``--models``: name it
+(``--models rope``).
 
 Results are kept per host: ``bench/results/frontends.json`` holds one entry
 per CPU it was recorded on (vendor, model name, family/model, LLVM's CPU
@@ -158,6 +163,46 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
+# RoPE: (batch, seq, q heads, kv heads, head_dim), full and --quick.
+ROPE_SIZES = {False: (8, 512, 32, 8, 128), True: (2, 16, 4, 2, 32)}
+
+
+def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0) -> torch.Tensor:
+    """LLaMA's rotary frequencies: unit complex numbers e^(i t f) for the
+    positions t < end and the dim / 2 frequencies f."""
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    angles = torch.outer(torch.arange(end, dtype=torch.float32), freqs)
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+class Rope(nn.Module):
+    """Rotary position embedding of q and k ([batch, seq, heads, head_dim]),
+    as LLaMA's reference implementation computes it: each pair of features
+    is a complex number, rotated by multiplying with its position's
+    frequencies."""
+
+    def __init__(self, head_dim: int, max_seq: int):
+        super().__init__()
+        self.register_buffer("freqs_cis", precompute_freqs_cis(head_dim, max_seq),
+                             persistent=False)
+
+    @staticmethod
+    def rotate(x: torch.Tensor, freqs_cis: torch.Tensor) -> torch.Tensor:
+        z = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        fc = freqs_cis.view(1, z.shape[1], 1, z.shape[-1])
+        return torch.view_as_real(z * fc).flatten(3).type_as(x)
+
+    def forward(self, xq, xk):
+        fc = self.freqs_cis[: xq.shape[1]]
+        return self.rotate(xq, fc), self.rotate(xk, fc)
+
+
+def rope_inputs(quick: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    b, t, hq, hk, d = ROPE_SIZES[quick]
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(b, t, hq, d, generator=g), torch.randn(b, t, hk, d, generator=g)
+
+
 POOL = 8
 
 
@@ -279,8 +324,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             t0 = time.perf_counter()
             out = fn(*pools[k][0])
             compile_s[k] = time.perf_counter() - t0
-            out = torch.from_numpy(np.asarray(out)) if not isinstance(out, torch.Tensor) else out
-            torch.testing.assert_close(out.reshape(ref.shape), ref, rtol=2e-3, atol=2e-3)
+            _assert_close(out, ref)
         for k, fn in variants.items():  # second warm-up call
             fn(*pools[k][1 % len(pool)])
         times: dict[str, list[float]] = {k: [] for k in variants}
@@ -311,6 +355,16 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
+
+
+def _assert_close(out, ref) -> None:
+    """``out`` (a tensor, array or tuple of them) matches eager's ``ref``."""
+    if isinstance(ref, (tuple, list)):
+        for o, r in zip(out, ref, strict=True):
+            _assert_close(o, r)
+        return
+    out = torch.from_numpy(np.asarray(out)) if not isinstance(out, torch.Tensor) else out
+    torch.testing.assert_close(out.reshape(ref.shape), ref, rtol=2e-3, atol=2e-3)
 
 
 class Worker:
@@ -391,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="directory for frontends.json and frontends.md (default: "
                          "bench/results, or bench/work/frontends-quick with --quick)")
-    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops")
+    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops",
+                    help="comma-separated: dlrm, emb, mlp, block, ops, rope")
     ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
@@ -436,6 +491,12 @@ def main(argv: list[str] | None = None) -> int:
     if "ops" in models:
         for name, (model, pool) in op_models(s).items():
             results.append(bench_model(name, model, pool, rounds))
+    if "rope" in models:
+        b, t, hq, hk, d = ROPE_SIZES[opts.quick]
+        r = bench_model("rope", Rope(d, t), [rope_inputs(opts.quick, k) for k in range(POOL)],
+                        rounds)
+        r["shape"] = {"batch": b, "seq": t, "q_heads": hq, "kv_heads": hk, "head_dim": d}
+        results.append(r)
     command = shlex.join([".venv/bin/python", "bench/frontends/run.py",
                           *(argv if argv is not None else sys.argv[1:])])
     meta = {

@@ -55,11 +55,12 @@ __all__ = [
 DEFAULT_PIPELINE = "default<O3>"
 _TORCH_DTYPES: dict[str, DType] = {
     "torch.float32": DType.f32, "torch.float64": DType.f64, "torch.int32": DType.i32,
-    "torch.int64": DType.i64, "torch.bool": DType.bool,
+    "torch.int64": DType.i64, "torch.bool": DType.bool, "torch.complex64": DType.c64,
+    "torch.complex128": DType.c128,
 }
 _NUMPY_DTYPES: dict[str, DType] = {
     "float32": DType.f32, "float64": DType.f64, "int32": DType.i32, "int64": DType.i64,
-    "bool": DType.bool,
+    "bool": DType.bool, "complex64": DType.c64, "complex128": DType.c128,
 }
 
 
@@ -121,7 +122,7 @@ def _dtype_of(value: Any, index: int) -> DType:
     dt = _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
     if dt is None:
         raise TypeError(f"input {index}: dtype {name} is not supported by llvmaccel "
-                        "(float32, float64, int32, int64, bool)")
+                        "(float32, float64, int32, int64, bool, complex64, complex128)")
     return dt
 
 
@@ -165,7 +166,7 @@ def _tensor_signature(inputs: tuple) -> tuple | None:
     sig = []
     for x in inputs:
         if type(x).__name__ != "Tensor" or type(x).__module__ != "torch" or \
-                x.device.type != "cpu" or not x.is_contiguous():
+                x.device.type != "cpu" or not x.is_contiguous() or x.is_conj() or x.is_neg():
             return None
         sig.append((x.dtype, x.shape))
     return tuple(sig) if sig else None
@@ -301,14 +302,14 @@ class CompiledGraph:
                     x = torch.as_tensor(np.asarray(x))
                 if x.device.type != "cpu":
                     raise ValueError(f"input {k}: tensor is on {x.device}, not the CPU")
+                if x.is_conj() or x.is_neg():  # lazily conjugated or negated: the values
+                    x = x.resolve_conj().resolve_neg()
                 if not x.is_contiguous():
                     x = x.contiguous()
                 args.append(x)
 
             def alloc(shape: tuple, dt: DType) -> Any:
-                return torch.empty(shape, dtype=getattr(torch, {"f32": "float32", "f64":
-                                   "float64", "i32": "int32", "i64": "int64",
-                                   "bool": "bool"}[dt.value[0]]))
+                return torch.empty(shape, dtype=getattr(torch, dt.numpy))
 
             def ptr(x: Any) -> int | None:
                 return x.data_ptr() or None

@@ -55,6 +55,10 @@ class DType(Enum):
     i32 = ("i32", "i32", 4)
     i64 = ("i64", "i64", 8)
     bool = ("bool", "i1", 1)
+    # Complex numbers: interleaved (real, imag) pairs in memory, as PyTorch
+    # and numpy store them; a first-class struct in registers.
+    c64 = ("c64", "{ float, float }", 8)
+    c128 = ("c128", "{ double, double }", 16)
 
     @property
     def llvm(self) -> str:
@@ -73,8 +77,39 @@ class DType(Enum):
 
     @property
     def is_float(self) -> bool:
-        """True for f32 and f64."""
+        """True for f32 and f64 (not for complex)."""
         return self in (DType.f32, DType.f64)
+
+    @property
+    def is_complex(self) -> bool:
+        """True for c64 and c128."""
+        return self in (DType.c64, DType.c128)
+
+    @property
+    def real(self) -> DType:
+        """The dtype of the real and imaginary parts of a complex dtype (the
+        dtype itself for the others)."""
+        return {DType.c64: DType.f32, DType.c128: DType.f64}.get(self, self)
+
+    @property
+    def complex(self) -> DType:
+        """The complex dtype with parts of this float dtype (c64 for f32,
+        c128 for f64; c64 for integers and bool, as in numpy's ``1j * x``
+        for PyTorch's default complex dtype)."""
+        if self.is_complex:
+            return self
+        return DType.c128 if self is DType.f64 else DType.c64
+
+    def py(self, value: Any) -> Any:
+        """``value`` as the Python number of this dtype (bool, int, float or
+        complex)."""
+        if self is DType.bool:
+            return bool(value)
+        if self.is_complex:
+            return complex(value)
+        # The real part of a complex number, as numpy's and PyTorch's casts.
+        value = getattr(value, "real", value)
+        return float(value) if self.is_float else int(value)
 
     @property
     def is_int(self) -> bool:
@@ -85,7 +120,7 @@ class DType(Enum):
     def numpy(self) -> str:
         """The numpy dtype name."""
         return {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64",
-                "bool": "bool"}[self.value[0]]
+                "bool": "bool", "c64": "complex64", "c128": "complex128"}[self.value[0]]
 
     def __repr__(self) -> str:
         return f"DType.{self.value[0]}"
@@ -210,8 +245,14 @@ def shape_numel(shape: tuple[Dim, ...]) -> Dim:
 UNARY_OPS = frozenset({
     "neg", "abs", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
     "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "erf", "erfc", "sin", "cos", "floor", "ceil",
-    "round", "trunc", "reciprocal", "not", "sign", "square",
+    "round", "trunc", "reciprocal", "not", "sign", "square", "conj", "real", "imag", "angle",
 })
+# What complex operands support: these unary ops (abs, real, imag and angle
+# give the real dtype), these binary ops, these comparisons and reductions.
+COMPLEX_UNARY_OPS = frozenset({"neg", "conj", "exp", "abs", "real", "imag", "angle",
+                               "square", "reciprocal"})
+COMPLEX_BINARY_OPS = frozenset({"add", "sub", "mul", "div"})
+COMPLEX_REDUCE_OPS = frozenset({"sum", "prod"})
 BINARY_OPS = frozenset({
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "and", "or", "xor",
     "rem", "floordiv", "atan2",
@@ -285,9 +326,56 @@ def _padding_pairs(padding: tuple, rank: int) -> tuple[tuple[int, ...], tuple[in
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The dtype of an arithmetic op over ``a`` and ``b`` (numpy-like)."""
+    """The dtype of an arithmetic op over ``a`` and ``b`` (numpy-like: a
+    complex operand makes the result complex, with parts of the promoted
+    dtype of both operands' parts: c64 with f64 gives c128)."""
+    if a.is_complex or b.is_complex:
+        return promote(a.real, b.real).complex
     order = [DType.bool, DType.i32, DType.i64, DType.f32, DType.f64]
     return a if order.index(a) >= order.index(b) else b
+
+
+def _part_of(x: Node) -> tuple[Node, int] | None:
+    """``(z, 0)`` when ``x`` is the real part of the complex ``z`` with a
+    unit dim appended, ``(z, 1)`` for the imaginary part, else None."""
+    if x.rank < 1 or x.shape[-1] != 1:
+        return None
+    inner = x.inputs[0] if x.op == "reshape" else None
+    if inner is not None and tuple(inner.shape) == tuple(x.shape[:-1]):
+        if inner.op == "unary" and inner.attrs["fn"] in ("real", "imag"):
+            return inner.inputs[0], int(inner.attrs["fn"] == "imag")
+        if inner.op == "select" and inner.inputs[0].op == "view_as_real" and \
+                inner.attrs["dim"] == inner.inputs[0].rank - 1 and \
+                inner.attrs["index"] in (0, 1):
+            return inner.inputs[0].inputs[0], inner.attrs["index"]
+    if x.op == "slice" and x.inputs[0].op == "view_as_real" and x.attrs["dim"] == x.rank - 1 \
+            and x.attrs["start"] in (0, 1):
+        return x.inputs[0].inputs[0], x.attrs["start"]
+    return None
+
+
+def _complex_parts(xs: list[Node], dim: int) -> Node | None:
+    """The complex ``z`` when ``concat(xs, dim)`` puts its real and its
+    imaginary part side by side in a new last dim (``view_as_real(z)``)."""
+    if len(xs) != 2 or dim != xs[0].rank - 1:
+        return None
+    a, b = _part_of(xs[0]), _part_of(xs[1])
+    if a is None or b is None or not _same_value(a[0], b[0]) or (a[1], b[1]) != (0, 1):
+        return None
+    return a[0]
+
+
+def _same_value(x: Node, y: Node) -> bool:
+    """True when ``x`` and ``y`` compute the same value: the same node, or
+    the same elementwise op or view of the same values (as in ``(a * b).real``
+    and ``(a * b).imag`` from a graph without common subexpressions)."""
+    if x is y:
+        return True
+    if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag") \
+            or x.op != y.op or x.dtype is not y.dtype or tuple(x.shape) != tuple(y.shape) \
+            or x.attrs != y.attrs or len(x.inputs) != len(y.inputs):
+        return False
+    return all(_same_value(a, b) for a, b in zip(x.inputs, y.inputs, strict=True))
 
 
 class Graph:
@@ -360,9 +448,7 @@ class Graph:
 
         arr = np.asarray(value)
         if arr.ndim == 0:
-            v = arr.item()
-            v = bool(v) if dtype is DType.bool else (float(v) if dtype.is_float else int(v))
-            return self._add(Node("scalar", (), (), dtype, {"value": v}))
+            return self._add(Node("scalar", (), (), dtype, {"value": dtype.py(arr.item())}))
         arr = np.ascontiguousarray(arr.astype(dtype.numpy))
         n = self._add(Node("constant", (), tuple(int(d) for d in arr.shape), dtype, {}))
         self.constants[n.id] = arr
@@ -382,6 +468,16 @@ class Graph:
         if op not in UNARY_OPS:
             raise GraphError(f"unknown unary op {op!r}")
         dtype = x.dtype
+        if x.dtype.is_complex:
+            if op not in COMPLEX_UNARY_OPS:
+                raise GraphError(f"{op} of a complex tensor is not supported")
+            if op in ("abs", "real", "imag", "angle"):
+                dtype = x.dtype.real
+            return self._add(Node("unary", (x,), x.shape, dtype, {"fn": op}))
+        if op == "conj":
+            return x  # of a real tensor: itself
+        if op in ("real", "imag", "angle"):
+            raise GraphError(f"{op} needs a complex operand")
         if op == "not":
             if x.dtype is not DType.bool:
                 raise GraphError("'not' takes a bool tensor")
@@ -402,12 +498,16 @@ class Graph:
         -1 and ``rem`` the dividend, as XLA and so JAX do)."""
         if op in COMPARE_OPS:
             dt = promote(a.dtype, b.dtype)
+            if dt.is_complex and op not in ("eq", "ne"):
+                raise GraphError(f"{op} of complex tensors (complex numbers are unordered)")
             a, b = self.cast(a, dt), self.cast(b, dt)
             return self._add(Node("compare", (a, b), _broadcast_shapes(a.shape, b.shape),
                                   DType.bool, {"fn": op}))
         if op not in BINARY_OPS:
             raise GraphError(f"unknown binary op {op!r}")
         dt = promote(a.dtype, b.dtype)
+        if dt.is_complex and op not in COMPLEX_BINARY_OPS:
+            raise GraphError(f"{op} of complex tensors is not supported")
         if op in ("and", "or", "xor") and dt.is_float:
             raise GraphError(f"{op} needs integer or bool operands")
         if op in ("pow", "atan2") and not dt.is_float:
@@ -434,14 +534,57 @@ class Graph:
 
     def cast(self, x: Node, dtype: DType) -> Node:
         """Elementwise conversion (C semantics: floats truncate toward zero;
-        to bool means ``!= 0``)."""
+        to bool means ``!= 0``; a real value becomes a complex one with a zero
+        imaginary part; a complex one converts its real part, as numpy and
+        PyTorch do)."""
         if x.dtype is dtype:
             return x
         if x.op == "scalar":
-            v = x.attrs["value"]
-            v = bool(v) if dtype is DType.bool else (float(v) if dtype.is_float else int(v))
-            return self._add(Node("scalar", (), (), dtype, {"value": v}))
+            return self._add(Node("scalar", (), (), dtype, {"value": dtype.py(x.attrs["value"])}))
         return self._add(Node("cast", (x,), x.shape, dtype, {}))
+
+    # -- complex numbers ----------------------------------------------------
+    def complex(self, re: Node, im: Node) -> Node:
+        """``re + i * im`` elementwise, with broadcasting (float operands;
+        integers become f32 first)."""
+        dt = promote(re.dtype, im.dtype)
+        if dt.is_complex:
+            raise GraphError("complex needs real operands")
+        if not dt.is_float:
+            dt = DType.f32
+        re, im = self.cast(re, dt), self.cast(im, dt)
+        return self._add(Node("binary", (re, im), _broadcast_shapes(re.shape, im.shape),
+                              dt.complex, {"fn": "complex"}))
+
+    def polar(self, abs: Node, angle: Node) -> Node:  # noqa: A002 - torch's name
+        """``abs * (cos(angle) + i * sin(angle))`` elementwise, with
+        broadcasting (float operands)."""
+        dt = promote(abs.dtype, angle.dtype)
+        if not dt.is_float:
+            raise GraphError("polar needs floating-point operands")
+        abs, angle = self.cast(abs, dt), self.cast(angle, dt)
+        return self._add(Node("binary", (abs, angle), _broadcast_shapes(abs.shape, angle.shape),
+                              dt.complex, {"fn": "polar"}))
+
+    def view_as_complex(self, x: Node) -> Node:
+        """A float tensor ``[..., 2]`` read as a complex tensor ``[...]``
+        (element ``k`` of the last dim is the real, ``1`` the imaginary part):
+        a view, like ``torch.view_as_complex``."""
+        if not x.dtype.is_float or x.rank < 1 or x.shape[-1] != 2:
+            raise GraphError("view_as_complex needs a float tensor whose last dim is 2, got "
+                             f"{x.dtype.value[0]}{list(x.shape)}")
+        if x.op == "view_as_real":
+            return x.inputs[0]
+        return self._add(Node("view_as_complex", (x,), tuple(x.shape[:-1]), x.dtype.complex, {}))
+
+    def view_as_real(self, x: Node) -> Node:
+        """A complex tensor ``[...]`` read as a float tensor ``[..., 2]`` of
+        (real, imaginary) pairs: a view, like ``torch.view_as_real``."""
+        if not x.dtype.is_complex:
+            raise GraphError("view_as_real needs a complex tensor")
+        if x.op == "view_as_complex":
+            return x.inputs[0]
+        return self._add(Node("view_as_real", (x,), tuple(x.shape) + (2,), x.dtype.real, {}))
 
     # -- views ------------------------------------------------------------
     def broadcast_to(self, x: Node, shape: tuple[Dim, ...]) -> Node:
@@ -606,6 +749,9 @@ class Graph:
         if not xs:
             raise GraphError("concat of nothing")
         dim = dim % xs[0].rank
+        pairs = _complex_parts(xs, dim)
+        if pairs is not None:  # stack([z.real, z.imag], -1): a view of z
+            return self.reshape(self.view_as_real(pairs), (*xs[0].shape[:-1], 2))
         dt = xs[0].dtype
         for x in xs[1:]:
             dt = promote(dt, x.dtype)
@@ -625,6 +771,9 @@ class Graph:
         wins like in PyTorch)."""
         if op not in REDUCE_OPS:
             raise GraphError(f"unknown reduction {op!r}")
+        if (x.dtype.is_complex or (dtype is not None and dtype.is_complex)) and \
+                op not in COMPLEX_REDUCE_OPS:
+            raise GraphError(f"{op} of a complex tensor is not supported")
         axes = tuple(sorted({a % max(x.rank, 1) for a in axes})) if x.rank else ()
         if op in ("argmax", "argmin") and len(axes) != 1 and x.rank:
             raise GraphError(f"{op} reduces exactly one axis")

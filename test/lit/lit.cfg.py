@@ -29,17 +29,37 @@ for tool in ("opt", "FileCheck", "not", "count", "llc", "llvm-as", "llvm-dis"):
 if config.llvmaccel_clang:
     config.substitutions.append(("%clang", config.llvmaccel_clang))
     config.available_features.add("clang")
-# MLIR's tools of the same release (Debian's mlir-NN-tools), for tests that
-# lower MLIR to LLVM IR themselves.
-_mlir_opt = os.path.join(tools, "mlir-opt")
-_mlir_translate = os.path.join(tools, "mlir-translate")
-if os.path.exists(_mlir_opt) and os.path.exists(_mlir_translate):
-    config.substitutions.append(("%mlir-opt", _mlir_opt))
-    config.substitutions.append(("%mlir-translate", _mlir_translate))
-    config.available_features.add("mlir-tools")
 if config.llvmaccel_lli:
     config.substitutions.append(("%lli", config.llvmaccel_lli))
     config.available_features.add("lli")
+# MLIR's tools of the same release (Debian's mlir-NN-tools), for tests that
+# lower MLIR to LLVM IR themselves (complex dot, memref descriptors, async
+# tasks); the async runtime (libmlir-NN-dev, or the runtime library of any installed
+# release: its C entry points are the same) runs them.
+_mlir_opt = os.path.join(tools, "mlir-opt")
+_mlir_translate = os.path.join(tools, "mlir-translate")
+if os.path.exists(_mlir_opt) and os.path.exists(_mlir_translate):
+    config.available_features.add("mlir-tools")
+    config.substitutions.append(("%mlir-opt", _mlir_opt))
+    config.substitutions.append(("%mlir-translate", _mlir_translate))
+    # The lowering of llvm-versions.md, with scf for loops of tasks.
+    config.substitutions.append(("%mlir-async-lower", " ".join([
+        "--async-to-async-runtime", "--async-runtime-ref-counting",
+        "--async-runtime-ref-counting-opt", "--convert-scf-to-cf",
+        "--convert-async-to-llvm", "--convert-vector-to-llvm",
+        "--finalize-memref-to-llvm", "--convert-arith-to-llvm",
+        "--convert-func-to-llvm", "--convert-cf-to-llvm",
+        "--reconcile-unrealized-casts"])))
+_libdirs = [os.path.join(os.path.dirname(tools), "lib")] + [
+    f"/usr/lib/llvm-{v}/lib" for v in range(30, 18, -1)]
+for _libdir in _libdirs:
+    _rt = sorted(n for n in (os.listdir(_libdir) if os.path.isdir(_libdir) else [])
+                 if n.startswith("libmlir_async_runtime.so"))
+    if _rt:
+        config.available_features.add("mlir-async-runtime")
+        config.substitutions.append(
+            ("%mlir-async-runtime", f"{os.path.join(_libdir, _rt[0])} -Wl,-rpath,{_libdir}"))
+        break
 config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
 
 config.available_features.add(f"llvm{config.llvm_version_major}")

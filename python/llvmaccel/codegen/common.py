@@ -3,6 +3,7 @@ buffers, literals, and the target kernels are generated for."""
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 
@@ -55,7 +56,8 @@ class Kernel:
     output_map: list[int] = field(default_factory=list)
 
 
-_VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad"})
+_VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",
+                    "view_as_complex", "view_as_real"})
 _KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool"})
 _BUFFERS = frozenset({"input", "constant"})
 
@@ -69,6 +71,12 @@ def _fconst(value: float, dtype: DType) -> str:
 
 
 def _const(value: object, dtype: DType) -> str:
+    if dtype.is_complex:  # a constant struct: { float re, float im }
+        z = complex(value)  # type: ignore[arg-type]
+        if z == 0 and math.copysign(1, z.real) > 0 and math.copysign(1, z.imag) > 0:
+            return "zeroinitializer"
+        t = dtype.real
+        return f"{{ {t.llvm} {_fconst(z.real, t)}, {t.llvm} {_fconst(z.imag, t)} }}"
     if dtype.is_float:
         return _fconst(float(value), dtype)  # type: ignore[arg-type]
     if dtype is DType.bool:

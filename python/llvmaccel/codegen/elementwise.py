@@ -5,17 +5,17 @@ the scalar computations, and the reduction loop nests."""
 from __future__ import annotations
 
 from .. import vecmath
-from ..graph import DType, Node, dim_op
+from ..graph import DType, Node, dim_op, shape_numel
 from .common import Buffer, CodegenError, _const, _fconst
 from .emitter import EmitterCore
 
 _LIBM = {
     "tanh": "tanh", "erf": "erf", "erfc": "erfc", "log1p": "log1p", "expm1": "expm1",
-    "atan2": "atan2",
+    "atan2": "atan2", "hypot": "hypot",
 }
 # Math functions with vector variants in a vector math library (vecmath).
 _VECTOR_MATH = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "erfc",
-                          "log1p", "expm1", "atan2", "pow"})
+                          "log1p", "expm1", "atan2", "pow", "hypot"})
 _INTRINSIC_UNARY = {
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
     "abs": "fabs", "floor": "floor", "ceil": "ceil", "round": "roundeven",
@@ -31,7 +31,7 @@ class ElementwiseEmitter(EmitterCore):
         """True when ``node`` can be computed from a linear index alone."""
         if node.id in self.buffers or node.op == "scalar":
             return True
-        if node.op == "reshape":
+        if node.op in ("reshape", "view_as_complex"):
             return self.flat_ok(node.inputs[0])
         if node.op in ("unary", "binary", "compare", "where", "cast"):
             return all((i.op == "scalar" or tuple(i.shape) == tuple(node.shape))
@@ -50,6 +50,10 @@ class ElementwiseEmitter(EmitterCore):
             return _const(node.attrs["value"], node.dtype)
         elif node.op == "reshape" and self.flat_ok(node.inputs[0]):
             v = self.emit_lin(node.inputs[0], lin)
+        elif node.op == "view_as_complex" and self.flat_ok(node.inputs[0]):
+            x, lin2 = node.inputs[0], self.imul(lin, "2")
+            v = self.cpack(node.dtype, self.emit_lin(x, lin2),
+                           self.emit_lin(x, self.iadd(lin2, "1")))
         elif self.flat_ok(node) and node.op != "reshape":
             args = [self.emit_lin(i, lin) for i in node.inputs]
             v = self.compute(node, args)
@@ -111,6 +115,15 @@ class ElementwiseEmitter(EmitterCore):
             return self.emit(x, idx[:d] + [i] + idx[d:])
         if op == "pad":
             return self.emit_pad(node, idx)
+        if op == "view_as_complex":
+            x = node.inputs[0]
+            return self.cpack(node.dtype, self.emit(x, idx + ["0"]), self.emit(x, idx + ["1"]))
+        if op == "view_as_real":
+            re, im = self.cparts(node.inputs[0].dtype, self.emit(node.inputs[0], idx[:-1]))
+            if idx[-1] in ("0", "1"):
+                return re if idx[-1] == "0" else im
+            c = self.op(f"icmp eq i64 {idx[-1]}, 0", "c")
+            return self.op(f"select i1 {c}, {node.dtype.llvm} {re}, {node.dtype.llvm} {im}")
         if op == "concat":
             return self.emit_concat(node, idx)
         if op == "take":
@@ -155,10 +168,45 @@ class ElementwiseEmitter(EmitterCore):
 
         return part(0, 0)
 
+    def complex_pairs_source(self, node: Node) -> Node | None:
+        """The complex ``z`` when ``node`` is ``view_as_real(z)`` (through
+        reshapes that are not buffers): materialized as complex values stored
+        in place of their (real, imaginary) pairs."""
+        while node.op == "reshape" and node.inputs[0].id not in self.buffers:
+            node = node.inputs[0]
+        if node.op == "view_as_real":
+            return node.inputs[0]
+        return None
+
+    def emit_complex_pairs(self, z: Node, out: Buffer) -> None:
+        """``out`` (a float buffer, row-major, any shape of 2 * numel(z)
+        elements) filled with the pairs of ``z``: one loop nest over ``z``,
+        storing a complex value per iteration."""
+        pairs = Buffer(out.kind, z.shape, z.dtype, out.param, out.node)
+        if self.flat_ok(z) and z.rank > 1:
+            with self.loop(self.dim(shape_numel(z.shape))) as i:
+                self.store(pairs, i, self.emit_lin(z, i))
+        else:
+            with self.nest(z.shape) as idx:
+                self.store(pairs, self.linear(idx, z.shape), self.emit(z, idx))
+
     # -- scalar computations ------------------------------------------------
     def convert(self, v: str, src: DType, dst: DType) -> str:
         if src is dst:
             return v
+        if dst.is_complex:  # a real value gets a zero imaginary part
+            if src.is_complex:
+                re, im = self.cparts(src, v)
+                return self.cpack(dst, self.convert(re, src.real, dst.real),
+                                  self.convert(im, src.real, dst.real))
+            return self.cpack(dst, self.convert(v, src, dst.real), _fconst(0.0, dst.real))
+        if src.is_complex:  # the real part, as numpy and PyTorch convert
+            re, im = self.cparts(src, v)
+            if dst is DType.bool:
+                a = self.op(f"fcmp une {src.real.llvm} {re}, 0.0", "b")
+                b = self.op(f"fcmp une {src.real.llvm} {im}, 0.0", "b")
+                return self.op(f"or i1 {a}, {b}", "b")
+            return self.convert(re, src.real, dst)
         s, d = src.llvm, dst.llvm
         if dst is DType.bool:
             if src.is_float:
@@ -213,14 +261,26 @@ class ElementwiseEmitter(EmitterCore):
         if op == "compare":
             return self.compare(node.attrs["fn"], node.inputs[0].dtype, args[0], args[1])
         if op == "unary":
+            if node.inputs[0].dtype.is_complex:
+                return self.cunary(node.attrs["fn"], node.inputs[0].dtype, args[0])
             return self.unary(node.attrs["fn"], node.dtype, args[0])
         if op == "binary":
-            return self.binary(node.attrs["fn"], node.dtype, args[0], args[1],
+            fn = node.attrs["fn"]
+            if fn in ("complex", "polar"):
+                return self.cmake(fn, node.dtype, args[0], args[1])
+            if node.dtype.is_complex:
+                return self.cbinary(fn, node.dtype, args[0], args[1])
+            return self.binary(fn, node.dtype, args[0], args[1],
                                node.attrs.get("zero_div", "error"))
         raise CodegenError(f"not an elementwise op: {op}")
 
     def compare(self, fn: str, dt: DType, a: str, b: str) -> str:
         t = dt.llvm
+        if dt.is_complex:  # eq, ne: both parts
+            (ar, ai), (br, bi) = self.cparts(dt, a), self.cparts(dt, b)
+            r = self.compare(fn, dt.real, ar, br)
+            i = self.compare(fn, dt.real, ai, bi)
+            return self.op(f"{'and' if fn == 'eq' else 'or'} i1 {r}, {i}", "b")
         if dt.is_float:
             pred = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt",
                     "ge": "oge"}[fn]
@@ -229,6 +289,84 @@ class ElementwiseEmitter(EmitterCore):
         pred = {"eq": "eq", "ne": "ne", "lt": f"{sign}lt", "le": f"{sign}le",
                 "gt": f"{sign}gt", "ge": f"{sign}ge"}[fn]
         return self.op(f"icmp {pred} {t} {a}, {b}", "b")
+
+    # -- complex arithmetic: the formulas of PyTorch's c10::complex and numpy
+    def cmake(self, fn: str, dt: DType, a: str, b: str) -> str:
+        """``complex(a, b)`` = a + ib, or ``polar(a, b)`` = a (cos b + i sin b)."""
+        if fn == "complex":
+            return self.cpack(dt, a, b)
+        p, pt = dt.real, dt.real.llvm
+        re = self.op(f"fmul {pt} {a}, {self.fcall('cos', p, [b])}")
+        im = self.op(f"fmul {pt} {a}, {self.fcall('sin', p, [b])}")
+        return self.cpack(dt, re, im)
+
+    def cunary(self, fn: str, dt: DType, z: str) -> str:
+        """``fn(z)`` for a complex ``z`` (abs, real, imag and angle are real)."""
+        p, pt = dt.real, dt.real.llvm
+        re, im = self.cparts(dt, z)
+        if fn == "real":
+            return re
+        if fn == "imag":
+            return im
+        if fn == "abs":  # hypot: no overflow for large parts
+            return self.fcall("hypot", p, [re, im], libm=True)
+        if fn == "angle":
+            return self.fcall("atan2", p, [im, re], libm=True)
+        if fn == "neg":
+            return self.cpack(dt, self.op(f"fneg {pt} {re}"), self.op(f"fneg {pt} {im}"))
+        if fn == "conj":
+            return self.cpack(dt, re, self.op(f"fneg {pt} {im}"))
+        if fn == "exp":  # e^re (cos im + i sin im)
+            e = self.fcall("exp", p, [re])
+            return self.cpack(dt, self.op(f"fmul {pt} {e}, {self.fcall('cos', p, [im])}"),
+                              self.op(f"fmul {pt} {e}, {self.fcall('sin', p, [im])}"))
+        if fn == "square":
+            return self.cbinary("mul", dt, z, z)
+        if fn == "reciprocal":
+            return self.cbinary("div", dt, _const(1, dt), z)
+        raise CodegenError(f"{fn} of a complex value")
+
+    def cbinary(self, fn: str, dt: DType, a: str, b: str) -> str:
+        """``fn(a, b)`` for complex values: add, sub, mul (the textbook
+        formula, as PyTorch, numpy and XLA compute it), div (Smith's
+        algorithm with numpy's and c10::complex's special case for a zero
+        divisor)."""
+        pt = dt.real.llvm
+        (ar, ai), (br, bi) = self.cparts(dt, a), self.cparts(dt, b)
+
+        def f(op: str, x: str, y: str) -> str:
+            return self.op(f"{op} {pt} {x}, {y}")
+
+        if fn in ("add", "sub"):
+            return self.cpack(dt, f("f" + fn, ar, br), f("f" + fn, ai, bi))
+        if fn == "mul":
+            return self.cpack(dt, f("fsub", f("fmul", ar, br), f("fmul", ai, bi)),
+                              f("fadd", f("fmul", ar, bi), f("fmul", ai, br)))
+        if fn != "div":
+            raise CodegenError(f"{fn} of complex values")
+        one = _fconst(1.0, dt.real)
+        ac, ad = self.fcall("fabs", dt.real, [br]), self.fcall("fabs", dt.real, [bi])
+        # |c| >= |d|: rat = d / c, scl = 1 / (c + d rat),
+        #             ((a + b rat) scl, (b - a rat) scl)
+        rat = f("fdiv", bi, br)
+        scl = f("fdiv", one, f("fadd", br, f("fmul", bi, rat)))
+        re1 = f("fmul", f("fadd", ar, f("fmul", ai, rat)), scl)
+        im1 = f("fmul", f("fsub", ai, f("fmul", ar, rat)), scl)
+        # else:       rat = c / d, scl = 1 / (d + c rat),
+        #             ((a rat + b) scl, (b rat - a) scl)
+        rat2 = f("fdiv", br, bi)
+        scl2 = f("fdiv", one, f("fadd", bi, f("fmul", br, rat2)))
+        re2 = f("fmul", f("fadd", f("fmul", ar, rat2), ai), scl2)
+        im2 = f("fmul", f("fsub", f("fmul", ai, rat2), ar), scl2)
+        # c = d = 0: (a / |c|, b / |d|), an infinity or NaN
+        zero = self.op(f"fcmp oeq {pt} {ac}, {_fconst(0.0, dt.real)}", "c")
+        zd = self.op(f"fcmp oeq {pt} {ad}, {_fconst(0.0, dt.real)}", "c")
+        zero = self.op(f"and i1 {zero}, {zd}", "c")
+        re1 = self.op(f"select i1 {zero}, {pt} {f('fdiv', ar, ac)}, {pt} {re1}")
+        im1 = self.op(f"select i1 {zero}, {pt} {f('fdiv', ai, ad)}, {pt} {im1}")
+        ge = self.op(f"fcmp oge {pt} {ac}, {ad}", "c")
+        return self.cpack(dt, self.op(f"select i1 {ge}, {pt} {re1}, {pt} {re2}"),
+                          self.op(f"select i1 {ge}, {pt} {im1}, {pt} {im2}"))
 
     def unary(self, fn: str, dt: DType, x: str) -> str:
         t = dt.llvm
@@ -350,6 +488,9 @@ class ElementwiseEmitter(EmitterCore):
         if _rows_first(node):
             self.emit_reduce_rows(node, out, _row_acc_dtype(node))
             return
+        if dt.is_complex:
+            self.emit_reduce_carried(node, out)
+            return
         at = acc_dt.llvm
         with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
             acc = self.alloca(at)
@@ -387,6 +528,35 @@ class ElementwiseEmitter(EmitterCore):
                     oidx.append("0" if k in axes else next(it))
             self.store(out, self.linear(oidx, node.shape), res)
 
+    def emit_reduce_carried(self, node: Node, out: Buffer) -> None:
+        """A reduction whose accumulator is carried through the reduced loops
+        in SSA (a ``phi`` per loop header), not in memory: complex sums and
+        products, whose ``phi { float, float }`` accel-phi-decompose splits
+        into a phi per part (the loop vectorizer takes no aggregate phi)."""
+        x = node.inputs[0]
+        fn, axes = node.attrs["fn"], node.attrs["axes"]
+        kept = [k for k in range(x.rank) if k not in axes]
+        dt = node.dtype
+
+        def step(ridx: list[str], acc: str) -> str:
+            full = [""] * x.rank
+            for k, i in zip(kept, kidx, strict=False):
+                full[k] = i
+            for k, i in zip(axes, ridx, strict=False):
+                full[k] = i
+            v = self.convert(self.emit(x, full), x.dtype, dt)
+            return self.combine(fn, dt, acc, v, reassoc=True)
+
+        with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
+            res = self.carried_nest(tuple(x.shape[k] for k in axes),
+                                    _reduce_identity(fn, dt), dt.llvm, step)
+            oidx = kidx
+            if node.attrs["keepdim"]:
+                oidx, it = [], iter(kidx)
+                for k in range(x.rank):
+                    oidx.append("0" if k in axes else next(it))
+            self.store(out, self.linear(oidx, node.shape), res)
+
     def emit_reduce_rows(self, node: Node, out: Buffer, acc_dt: DType) -> None:
         """A reduction over leading axes (``sum(x, 0)`` of a matrix): the
         reduced axes outer, the kept ones inner, accumulating whole rows
@@ -413,6 +583,15 @@ class ElementwiseEmitter(EmitterCore):
         """The accumulator ``a`` of a ``fn`` reduction (sum, prod, any, all,
         max, min) combined with ``v``; ``reassoc`` lets float sums be split
         into partial sums."""
+        if dt.is_complex:
+            if fn == "prod":
+                return self.cbinary("mul", dt, a, v)
+            if fn != "sum":
+                raise CodegenError(f"{fn} of complex values")
+            (ar, ai), (vr, vi) = self.cparts(dt, a), self.cparts(dt, v)
+            add = "fadd reassoc" if reassoc else "fadd"
+            return self.cpack(dt, self.op(f"{add} {dt.real.llvm} {ar}, {vr}"),
+                              self.op(f"{add} {dt.real.llvm} {ai}, {vi}"))
         if fn in ("sum", "prod"):
             op = {"sum": "add", "prod": "mul"}[fn]
             if dt.is_float:
@@ -443,6 +622,8 @@ def _reduce_identity(fn: str, dt: DType) -> str:
         return _const(False if fn == "any" else 0, dt)
     if fn in ("prod", "all"):
         return _const(True if fn == "all" else 1, dt)
+    if dt.is_complex:
+        raise CodegenError(f"{fn} of complex values")
     low = fn in ("max", "argmax")  # start from the lowest value
     if dt.is_float:
         return _fconst(float("-inf") if low else float("inf"), dt)

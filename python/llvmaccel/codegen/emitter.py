@@ -6,7 +6,7 @@ combines."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..graph import DType, Graph, Node, SymExpr, shape_numel
@@ -215,6 +215,57 @@ class EmitterCore:
         self.memo = saved
         self.start_block(j)
 
+    def carried_nest(self, shape: tuple, init: str, ty: str,
+                     step: Callable[[list[str], str], str]) -> str:
+        """Nested counted loops over ``shape`` that carry a value of LLVM
+        type ``ty`` in SSA: one ``phi ty`` per loop header (``init`` on entry),
+        ``step(idx, acc)`` gives the value of the next iteration. Returns the
+        value after the loops (the outermost header's phi). A struct ``ty``
+        gives the aggregate phis that accel-phi-decompose splits."""
+        idx: list[str] = []
+
+        def level(k: int, acc: str) -> str:
+            if k == len(shape):
+                return step(list(idx), acc)
+            pre = self.block
+            head, body, done = self.label("loop"), self.label("body"), self.label("exit")
+            self.br(head)
+            self.start_block(head)
+            i, a = self.fresh("i"), self.fresh("acc")
+            pos = len(self.body)
+            self.line("<phi>")
+            self.line("<phi>")
+            c = self.op(f"icmp slt i64 {i}, {self.dim(shape[k])}", "c")
+            self.line(f"br i1 {c}, label %{body}, label %{done}")
+            self.start_block(body)
+            saved = dict(self.memo)
+            idx.append(i)
+            nxt_acc = level(k + 1, a)
+            idx.pop()
+            latch = self.block
+            nxt = self.op(f"add nsw i64 {i}, 1", "i")
+            self.br(head)
+            self.body[pos] = f"  {i} = phi i64 [ 0, %{pre} ], [ {nxt}, %{latch} ]"
+            self.body[pos + 1] = f"  {a} = phi {ty} [ {acc}, %{pre} ], [ {nxt_acc}, %{latch} ]"
+            self.start_block(done)
+            self.memo = saved
+            return a
+
+        return level(0, init)
+
+    # -- complex values -------------------------------------------------------
+    def cparts(self, dt: DType, z: str) -> tuple[str, str]:
+        """The real and imaginary parts of the complex value ``z``."""
+        t = dt.llvm
+        return (self.op(f"extractvalue {t} {z}, 0", "re"),
+                self.op(f"extractvalue {t} {z}, 1", "im"))
+
+    def cpack(self, dt: DType, re: str, im: str) -> str:
+        """The complex value ``re + i * im`` (a ``{ float, float }`` for c64)."""
+        t, p = dt.llvm, dt.real.llvm
+        z = self.op(f"insertvalue {t} poison, {p} {re}, 0", "z")
+        return self.op(f"insertvalue {t} {z}, {p} {im}, 1", "z")
+
     # -- memory -----------------------------------------------------------
     def gep(self, buf: Buffer, off: str) -> str:
         if off == "0":
@@ -224,6 +275,11 @@ class EmitterCore:
 
     def load(self, buf: Buffer, off: str) -> str:
         p = self.gep(buf, off)
+        if buf.dtype.is_complex:  # two loads, one struct value
+            t = buf.dtype.real.llvm
+            re = self.op(f"load {t}, ptr {p}", "ld")
+            pi = self.op(f"getelementptr inbounds {buf.dtype.mem}, ptr {p}, i64 0, i32 1", "p")
+            return self.cpack(buf.dtype, re, self.op(f"load {t}, ptr {pi}", "ld"))
         v = self.op(f"load {buf.dtype.mem}, ptr {p}", "ld")
         if buf.dtype is DType.bool:
             v = self.op(f"icmp ne i8 {v}, 0", "b")
@@ -231,6 +287,13 @@ class EmitterCore:
 
     def store(self, buf: Buffer, off: str, value: str) -> None:
         p = self.gep(buf, off)
+        if buf.dtype.is_complex:
+            t = buf.dtype.real.llvm
+            re, im = self.cparts(buf.dtype, value)
+            pi = self.op(f"getelementptr inbounds {buf.dtype.mem}, ptr {p}, i64 0, i32 1", "p")
+            self.line(f"store {t} {re}, ptr {p}")
+            self.line(f"store {t} {im}, ptr {pi}")
+            return
         if buf.dtype is DType.bool:
             value = self.op(f"zext i1 {value} to i8", "b")
         self.line(f"store {buf.dtype.mem} {value}, ptr {p}")
@@ -293,6 +356,8 @@ class EmitterCore:
             self.emit_conv(node, out)
         elif node.op == "pool":
             self.emit_pool(node, out)
+        elif self.complex_pairs_source(node) is not None:
+            self.emit_complex_pairs(self.complex_pairs_source(node), out)  # type: ignore[arg-type]
         elif self.flat_ok(node) and node.rank > 1:
             with self.loop(self.dim(shape_numel(node.shape))) as i:
                 self.store(out, i, self.emit_lin(node, i))

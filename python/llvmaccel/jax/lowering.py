@@ -47,7 +47,8 @@ class UnsupportedPrimitive(GraphError):
 
 
 _DTYPES = {"float32": DType.f32, "float64": DType.f64, "int32": DType.i32,
-           "int64": DType.i64, "bool": DType.bool}
+           "int64": DType.i64, "bool": DType.bool, "complex64": DType.c64,
+           "complex128": DType.c128}
 
 
 def graph_dtype(dtype: Any, what: str = "value") -> DType:
@@ -57,7 +58,8 @@ def graph_dtype(dtype: Any, what: str = "value") -> DType:
         return _DTYPES[name]
     except KeyError:
         raise TypeError(f"{what}: dtype {name} is not supported by llvmaccel "
-                        "(float32, float64, int32, int64, bool)") from None
+                        "(float32, float64, int32, int64, bool, complex64, complex128)"
+                        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -274,11 +276,16 @@ _UNARY = {
     "neg": "neg", "abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log1p": "log1p",
     "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh", "logistic": "sigmoid",
     "erf": "erf", "erfc": "erfc", "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil",
-    "sign": "sign", "square": "square",
+    "sign": "sign", "square": "square", "real": "real", "imag": "imag", "conj": "conj",
 }
 
 for _p, _fn in _UNARY.items():
     RULES[_p] = (lambda fn: lambda g, ins, eqn: g.unary(fn, ins[0]))(_fn)
+
+
+@_rule("complex")
+def _complex(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.complex(ins[0], ins[1])
 
 
 @_rule("not")
@@ -477,7 +484,9 @@ def _dot_general(g: Graph, ins: list, eqn: Any) -> Node:
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     out_dt = graph_dtype(eqn.outvars[0].aval.dtype)
     if not out_dt.is_float:
-        # Integer dots: multiply and sum (exact, unvectorized).
+        # Integer and complex dots: multiply and sum (a complex sum carries
+        # its accumulator in a phi of a struct, which accel-phi-decompose
+        # splits so that the loop vectorizes).
         return _int_dot(g, lhs, rhs, lc, rc, lb, rb, out_dt)
     lhs, rhs = g.cast(lhs, out_dt), g.cast(rhs, out_dt)
     lf = [d for d in range(lhs.rank) if d not in lc and d not in lb]
@@ -625,7 +634,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         m = "fill"
         fill = p.get("fill_value")
         if fill is None:
-            fill = float("nan") if x.dtype.is_float else (
+            fill = float("nan") if x.dtype.is_float or x.dtype.is_complex else (
                 True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
     else:  # CLIP, PROMISE_IN_BOUNDS (clamped like XLA on CPU)
         m = "clip"

@@ -28,7 +28,8 @@ class LoweringError(GraphError):
 
 _DTYPES = {
     torch.float32: DType.f32, torch.float64: DType.f64, torch.int32: DType.i32,
-    torch.int64: DType.i64, torch.bool: DType.bool,
+    torch.int64: DType.i64, torch.bool: DType.bool, torch.complex64: DType.c64,
+    torch.complex128: DType.c128,
 }
 _TORCH = {v: k for k, v in _DTYPES.items()}
 
@@ -43,7 +44,7 @@ def _dtype(dt: torch.dtype) -> DType:
         return _DTYPES[dt]
     except KeyError:
         raise LoweringError(f"dtype {dt} is not supported (float32, float64, int32, "
-                            "int64, bool)") from None
+                            "int64, bool, complex64, complex128)") from None
 
 
 # ---------------------------------------------------------------------------
@@ -113,9 +114,10 @@ class _Ctx:
         """A tensor operand (scalars become 0-d constants)."""
         if isinstance(v, Node):
             return v if dtype is None else self.g.cast(v, dtype)
-        if isinstance(v, (bool, int, float)):
+        if isinstance(v, (bool, int, float, complex)):
             dt = dtype or (DType.bool if isinstance(v, bool) else
-                           DType.i64 if isinstance(v, int) else DType.f32)
+                           DType.i64 if isinstance(v, int) else
+                           DType.c64 if isinstance(v, complex) else DType.f32)
             return self.g.scalar(v, dt)
         raise LoweringError(f"expected a tensor or number, got {type(v).__name__}")
 
@@ -321,9 +323,59 @@ def _isnan(c: _Ctx, x: Node) -> Node:
 
 
 @_op("_to_copy", "clone", "alias", "lift_fresh_copy", "contiguous", "detach",
-     "_conj", "resolve_conj", "resolve_neg")
+     "resolve_conj", "resolve_neg")
 def _copy(c: _Ctx, x: Node, *args: Any, **kwargs: Any) -> Node:
     return c.finish(x)
+
+
+# -- complex numbers -------------------------------------------------------
+
+
+@_op("view_as_complex")
+def _view_as_complex(c: _Ctx, x: Node) -> Node:
+    # With dynamic shapes the pair dim may be a size expression that torch's
+    # guards know to be 2 (``s // (s // 2)``): the result's shape says so.
+    x = c.g.reshape(x, (*_shape(c.val), 2))
+    return c.finish(c.g.view_as_complex(x))
+
+
+@_op("view_as_real")
+def _view_as_real(c: _Ctx, x: Node) -> Node:
+    return c.finish(c.g.view_as_real(x))
+
+
+@_op("complex")
+def _complex(c: _Ctx, re: Node, im: Node) -> Node:
+    return c.finish(c.g.complex(re, im))
+
+
+@_op("polar")
+def _polar(c: _Ctx, abs: Node, angle: Node) -> Node:  # noqa: A002 - torch's name
+    return c.finish(c.g.polar(abs, angle))
+
+
+@_op("_conj", "conj_physical", "_conj_physical")
+def _conj(c: _Ctx, x: Node) -> Node:
+    return c.finish(c.g.unary("conj", x))
+
+
+@_op("real", "imag")
+def _real_imag(c: _Ctx, x: Node) -> Node:
+    fn = "imag" if c.node.target.__name__.startswith("imag") else "real"
+    if not x.dtype.is_complex and fn == "real":
+        return c.finish(x)
+    return c.finish(c.g.unary(fn, x))
+
+
+@_op("angle")
+def _angle(c: _Ctx, x: Node) -> Node:
+    g = c.g
+    if x.dtype.is_complex:
+        return c.finish(g.unary("angle", x))
+    x = g.cast(x, c.out_dtype)  # a real x: pi below zero, else 0; NaN stays NaN
+    zero = g.scalar(0.0, x.dtype)
+    pi = g.where(g.binary("lt", x, zero), g.scalar(3.141592653589793, x.dtype), zero)
+    return c.finish(g.where(g.binary("ne", x, x), x, pi))
 
 
 @_op("scalar_tensor", "full", "full_like", "zeros", "ones", "zeros_like", "ones_like",
@@ -552,7 +604,18 @@ def _rms_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, eps: float | No
 
 @_op("mm", "bmm")
 def _mm(c: _Ctx, a: Node, b: Node) -> Node:
+    if a.dtype.is_complex or b.dtype.is_complex:
+        return c.finish(_complex_matmul(c.g, a, b))
     return c.finish(c.g.matmul(a, b))
+
+
+def _complex_matmul(g: Graph, a: Node, b: Node) -> Node:
+    """``a @ b`` of complex matrices ``[..., M, K] @ [..., K, N]`` as the
+    products summed over K: a dot product per output whose complex
+    accumulator is carried in a ``phi { float, float }``."""
+    a = g.reshape(a, (*a.shape, 1))
+    b = g.reshape(b, (*b.shape[:-2], 1, *b.shape[-2:]))
+    return g.reduce("sum", g.binary("mul", a, b), (a.rank - 2,))
 
 
 @_op("addmm", "baddbmm")
@@ -883,8 +946,39 @@ def node_support(node: torch.fx.Node) -> str | None:
     return _special_support(name, node)
 
 
+# ATen ops lowered for complex tensors (the others fall back to eager).
+_COMPLEX_OPS = frozenset({
+    "view_as_complex", "view_as_real", "complex", "polar", "_conj", "conj_physical",
+    "_conj_physical", "real",
+    "imag", "angle", "resolve_conj", "resolve_neg", "add", "sub", "rsub", "mul", "div", "neg",
+    "abs", "exp", "reciprocal", "sum", "prod", "mean", "where", "eq", "ne", "_to_copy",
+    "clone", "alias", "lift_fresh_copy", "contiguous", "detach", "scalar_tensor", "full",
+    "full_like", "zeros", "ones", "zeros_like", "ones_like", "empty", "empty_like",
+    "new_zeros", "new_ones", "new_full", "new_empty", "view", "_unsafe_view", "reshape",
+    "view_copy", "_reshape_alias", "flatten", "unflatten", "squeeze", "unsqueeze",
+    "squeeze_copy", "unsqueeze_copy", "permute", "permute_copy", "transpose", "t", "numpy_T",
+    "expand", "expand_copy", "broadcast_to", "expand_as", "slice", "slice_copy", "select",
+    "select_copy", "split_with_sizes", "split", "unbind", "cat", "concat", "stack",
+    "constant_pad_nd", "index_select", "gather", "mm", "bmm",
+})
+
+
+def _complex_support(name: str, node: torch.fx.Node) -> str | None:
+    """Why ``node`` cannot be lowered for its complex operands or result."""
+    vals = [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]
+    flat = [v for x in vals for v in (x if isinstance(x, (tuple, list)) else [x])]
+    if not any(isinstance(v, torch.Tensor) and v.dtype.is_complex for v in flat):
+        return None
+    if name not in _COMPLEX_OPS:
+        return f"aten.{name} of complex tensors is not supported by llvmaccel"
+    return None
+
+
 def _special_support(name: str, node: torch.fx.Node) -> str | None:
     args = node.args
+    reason = _complex_support(name, node)
+    if reason is not None:
+        return reason
     if name in ("_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"):
         mode = args[4] if len(args) > 4 else node.kwargs.get("mode", 0)
         if mode not in (0, 1):
@@ -914,7 +1008,8 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
                 isinstance(b, (int, float)) and float(b) == int(b) and 0 <= b <= 4):
             return "integer pow with a non-constant exponent"
     if name in ("mm", "bmm", "addmm", "baddbmm", "mv", "dot"):
-        if not node.meta["val"].dtype.is_floating_point:
+        dt = node.meta["val"].dtype
+        if not dt.is_floating_point and not (dt.is_complex and name in ("mm", "bmm")):
             return "integer matmul is not supported"
     if name == "arange" and any(isinstance(a, torch.fx.Node) for a in args[:1]) and \
             len(args) > 1:
@@ -1041,7 +1136,7 @@ def _attr_constant(g: Graph, gm: torch.fx.GraphModule, node: torch.fx.Node) -> N
 
     with unset_fake_temporarily():
         dt = _dtype(value.dtype)
-        arr = value.detach().cpu().contiguous().numpy().copy()
+        arr = value.detach().cpu().resolve_conj().contiguous().numpy().copy()
     return g.scalar(arr.item(), dt) if arr.ndim == 0 else g.constant(arr, dt)
 
 
@@ -1073,5 +1168,5 @@ def _fold(g: Graph, node: torch.fx.Node) -> Node:
         dt = _dtype(value.dtype)
         if value.dim() == 0:
             return g.scalar(value.item(), dt)
-        return g.constant(value.numpy().copy(), dt)
+        return g.constant(value.resolve_conj().numpy().copy(), dt)
 
