@@ -6,7 +6,26 @@ BIN := $(VENV)/bin
 export LLVMACCEL_LLVM_VERSION := $(LLVM)
 LIT_RELEASES := lit-19 lit-20 lit-21 lit-22
 
-.PHONY: setup demo test test-lit test-py lint clean $(LIT_RELEASES)
+.PHONY: setup demo test test-lit test-py lint clean test-sanitized fuzz-ci $(LIT_RELEASES)
+
+# `make test SANITIZE=address,undefined`: the plugin and the Python extension
+# built with those sanitizers (build/llvm-NN-san, build/py-san-site), then lit,
+# the checking tools' pytest suites and a short fuzz run against them. The
+# tools (opt, python) are not instrumented, so the runtime is preloaded.
+SANITIZE ?=
+# libstdc++ is preloaded too: python does not link it, and ASan's __cxa_throw
+# interceptor needs the real one at start-up. handle_segv=0: the faults that
+# llvmaccel check provokes at guard pages must stay signals.
+SAN_RUNTIME = $(shell $${CXX:-c++} -print-file-name=libasan.so) \
+	$(shell $${CXX:-c++} -print-file-name=libstdc++.so)
+SAN_ENV = LD_PRELOAD="$(if $(findstring address,$(SANITIZE)),$(SAN_RUNTIME))" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=0:handle_sigbus=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	PYTHONPATH=$(CURDIR)/build/py-san-site
+# pytest files that do not import torch or jax (their own native code is not
+# built with the sanitizers and dominates the run time).
+SAN_PYTESTS = test/py/test_check.py test/py/test_fuzz.py test/py/test_ir.py \
+	test/py/test_jit.py test/py/test_pipeline.py test/py/test_cli.py
 
 setup:
 	./scripts/setup.sh
@@ -14,8 +33,25 @@ setup:
 demo: setup
 	$(BIN)/llvmaccel demo
 
+ifeq ($(SANITIZE),)
 test: setup
 	$(MAKE) --no-print-directory lint test-lit test-py
+else
+test: setup
+	./scripts/setup.sh --sanitize $(SANITIZE)
+	$(MAKE) --no-print-directory test-sanitized
+endif
+
+test-sanitized:
+	$(SAN_ENV) $(BIN)/lit -sv $(LIT_ARGS) build/llvm-$(LLVM)-san/test/lit
+	$(SAN_ENV) $(BIN)/pytest -q -p no:cacheprovider $(SAN_PYTESTS)
+	$(SAN_ENV) $(BIN)/llvmaccel fuzz --kernels 60 --seed 0 --out build/fuzz-findings-san
+
+# The bounded fuzz run of CI: fixed seeds, then a time-seeded share; fails on
+# any finding (kept, reduced, in build/fuzz-findings). FUZZ_SECONDS in all.
+FUZZ_SECONDS ?= 120
+fuzz-ci: setup
+	./scripts/fuzz-ci.sh $(FUZZ_SECONDS)
 
 lint:
 	$(BIN)/ruff check python test/py bench scripts

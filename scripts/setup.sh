@@ -6,6 +6,10 @@
 #   3. the llvmaccel package built and installed into it (pip install .);
 #   4. the plugin and lit suite configured and built under build/llvm-NN.
 # LLVMACCEL_LLVM_VERSION picks the LLVM release (default 22; 19..22).
+#   --lit-only        only the plugin and lit suite (step 4)
+#   --sanitize LIST   also the plugin, lit suite and package built with
+#                     -fsanitize=LIST (build/llvm-NN-san, build/py-san-site)
+#   --cross           the tools of cross-target checks (qemu-user, cross gcc)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -71,11 +75,49 @@ build_lit_tree() {
   "$venv/bin/ninja" -C "$build" >/dev/null
 }
 
+# qemu-user and the cross C compilers (with their C libraries) for
+# `llvmaccel check --targets`; only what is missing, and only when asked.
+install_cross() {
+  local pkgs=()
+  command -v qemu-aarch64 >/dev/null || pkgs+=(qemu-user)
+  command -v aarch64-linux-gnu-gcc >/dev/null || pkgs+=(gcc-aarch64-linux-gnu)
+  command -v riscv64-linux-gnu-gcc >/dev/null || pkgs+=(gcc-riscv64-linux-gnu)
+  if [ "${#pkgs[@]}" -gt 0 ]; then
+    say "installing ${pkgs[*]} (apt)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+  fi
+}
+
+# The plugin, lit suite and Python extension built with -fsanitize=$1. The
+# package goes to build/py-san-site (first on PYTHONPATH in `make test
+# SANITIZE=...`), so the ordinary one in .venv stays as it is.
+build_sanitized() {
+  local flags="-fsanitize=$1 -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  local build="$root/build/llvm-$llvm-san"
+  say "building with -fsanitize=$1 in build/llvm-$llvm-san and build/py-san-site"
+  CXXFLAGS="$flags" CFLAGS="$flags" LDFLAGS="-fsanitize=$1" "$venv/bin/cmake" -G Ninja \
+    -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLLVMACCEL_LLVM_VERSION="$llvm" -DCMAKE_MAKE_PROGRAM="$venv/bin/ninja" >/dev/null
+  "$venv/bin/ninja" -C "$build" >/dev/null
+  CXXFLAGS="$flags" CFLAGS="$flags" LDFLAGS="-fsanitize=$1" LLVMACCEL_LLVM_VERSION="$llvm" \
+    "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps --upgrade \
+    --target "$root/build/py-san-site" \
+    --config-settings=build-dir="build/py-llvm$llvm-san" "$root"
+}
+
 install_llvm "$llvm"
 setup_venv
-if [ "${1:-}" = "--lit-only" ]; then
-  build_lit_tree "$llvm"
-  exit 0
-fi
+case "${1:-}" in
+  --lit-only)
+    build_lit_tree "$llvm"
+    exit 0 ;;
+  --sanitize)
+    build_sanitized "${2:?--sanitize needs a list, e.g. address,undefined}"
+    exit 0 ;;
+  --cross)
+    install_cross
+    exit 0 ;;
+esac
 install_package
 build_lit_tree "$llvm"

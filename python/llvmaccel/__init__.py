@@ -6,13 +6,17 @@ The package wraps the LLVMAccel pass plugin:
 * :func:`run_passes` runs a pass pipeline over it and returns a :class:`Report`
   of remarks and statistics;
 * :mod:`llvmaccel.jit` compiles a module for this machine and calls into it;
+* :func:`check` runs a function before and after a transformation on
+  generated inputs and compares (differential testing; :mod:`llvmaccel.fuzz`,
+  :mod:`llvmaccel.kernelgen`, :mod:`llvmaccel.reduce` build on it);
 * :func:`passes` lists the llvmaccel passes and their parameters, and
   :func:`plugin_path` gives the plugin for ``opt`` and ``clang``.
 """
 
 from __future__ import annotations
 
-from . import jit
+from . import jit, kernelgen
+from .check import CheckResult, Finding, check
 from .errors import (
     IRParseError,
     JITError,
@@ -36,6 +40,8 @@ from .pipeline import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CheckResult",
+    "Finding",
     "Function",
     "IRParseError",
     "JITError",
@@ -48,7 +54,9 @@ __all__ = [
     "Remark",
     "Report",
     "VerifyError",
+    "check",
     "jit",
+    "kernelgen",
     "llvm_version",
     "load_module",
     "parse_ir",

@@ -75,6 +75,102 @@ def _cmd_opt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .check import check, cli_args, defined_functions, reproduce_command
+    from .crosstarget import check_targets
+
+    text = str(load_module(args.input))
+    functions = [args.function] if args.function else defined_functions(text)
+    modes = sum(x is not None for x in (args.passes, args.after, args.transform))
+    if modes != 1:
+        print("llvmaccel: error: give one of --passes, --after or --transform", file=sys.stderr)
+        return 1
+    specs = cli_args(args.arg)
+    status = 0
+    for fn in functions:
+        result = check(args.input, fn, args.passes, after=args.after, transform=args.transform,
+                       cases=args.cases, seed=args.seed, args=specs, timeout=args.timeout,
+                       ulps=args.ulps, case_numbers=[args.case] if args.case is not None else None,
+                       target=args.target)
+        print(result.summary())
+        if args.verbose and result.layout:
+            print(f"  inputs: {result.layout}")
+        for finding in result.findings:
+            status = 1
+            print("  " + str(finding).replace("\n", "\n  "))
+            print("  reproduce: " + reproduce_command(
+                args.input, fn, pipeline=args.passes, after=args.after, transform=args.transform,
+                seed=finding.seed or 0, case=finding.case, args=args.arg, target=args.target))
+            if args.reduce and finding.kind != "error":
+                status = max(status, _reduce_finding(args, fn, finding))
+        if args.targets and result.ok:
+            report = check_targets(text, result.after_ir, fn, args.targets.split(","),
+                                   cases=min(args.cases, 16), seed=args.seed, args=specs,
+                                   pipeline=args.passes)
+            print(report.table())
+            if not report.ok:
+                status = 1
+    return status
+
+
+def _reduce_finding(args: argparse.Namespace, fn: str, finding: object) -> int:
+    from .reduce import reduce
+
+    try:
+        red = reduce(args.input, fn, finding.kind, pipeline=args.passes, after=args.after,
+                     transform=args.transform,
+                     args={a.split("=", 1)[0]: a.split("=", 1)[1] for a in args.arg or []},
+                     seed=finding.seed or 0, case=finding.case, output=args.reduce_output,
+                     target=args.target)
+    except (RuntimeError, FileNotFoundError) as err:
+        print(f"  not reduced: {err}", file=sys.stderr)
+        return 1
+    print(f"  reduced by llvm-reduce in {red.seconds:.1f} s ({red.lines[0]} -> {red.lines[1]} "
+          f"lines): {red.path}")
+    print("  reproduce the reduced case: " + red.command)
+    print("  " + red.ir.strip().replace("\n", "\n  "))
+    return 1
+
+
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from .fuzz import fuzz
+
+    names = args.pass_name or [p.name for p in _passes.passes()]
+    status = 0
+    for name in names:
+        report = fuzz(name, seconds=args.seconds, kernels=args.kernels, seed=args.seed,
+                      cases=args.cases, out_dir=args.out, reduce_findings=not args.no_reduce,
+                      params=args.params or "", shapes=args.shape, progress=args.progress)
+        print(report.table(), flush=True)
+        if args.json:
+            _append_json(args.json, report)
+        if not report.ok:
+            status = 1
+    return status
+
+
+def _append_json(path: str, report: object) -> None:
+    data = {"pass": report.pass_name, "pipeline": report.pipeline, "seed": report.seed,
+            "seconds": round(report.seconds, 1), "kernels": report.kernels,
+            "kernels_transformed": report.kernels_transformed, "cases": report.cases,
+            "stress_modules": report.stress_modules,
+            "stress_transformed": report.stress_transformed,
+            "findings": dict(report.findings),
+            "by_shape": {k: dict(v) for k, v in report.by_shape.items()}}
+    with open(path, "a") as f:
+        f.write(json.dumps(data) + "\n")
+
+
+def _cmd_gen(args: argparse.Namespace) -> int:
+    from .kernelgen import generate
+
+    kernel = generate(args.seed, args.shape)
+    sys.stdout.write(kernel.ir)
+    specs = " ".join(f"--arg {a}={s.to_text()}" for a, s in kernel.args.items())
+    print(f"; inputs: {specs}", file=sys.stderr)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -113,6 +209,52 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--auto", help="llvmaccel passes in default<On>: all, none or a comma list")
     p.set_defaults(func=_cmd_opt)
 
+    p = sub.add_parser("check", help="run a function before and after a transformation and "
+                       "compare (differential testing)")
+    p.add_argument("input", help="the original module (.ll or .bc)")
+    p.add_argument("--function", "-f", help="function to run (default: every definition)")
+    p.add_argument("-passes", "--passes", metavar="PIPELINE", help="pipeline to apply")
+    p.add_argument("--after", help="the transformed module, made elsewhere")
+    p.add_argument("--transform", metavar="CMD",
+                   help="shell command turning IR on stdin into IR on stdout")
+    p.add_argument("--cases", type=int, default=64, help="inputs to run (default 64)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the inputs (default 0)")
+    p.add_argument("--case", type=int, help="run only this case (reproduce a finding)")
+    p.add_argument("--arg", action="append", metavar="NAME=SPEC",
+                   help="input spec, e.g. B=bytes:8192,elem:i64,bound:1024 or n=range:0..100 "
+                        "(keys bytes, elem, bound, sorted, values:a/b/c, range:lo..hi)")
+    p.add_argument("--timeout", type=float, default=2.0, help="seconds per run (default 2)")
+    p.add_argument("--ulps", type=int, default=16,
+                   help="tolerance for fast-math functions, in ULPs (default 16)")
+    p.add_argument("--reduce", action="store_true", help="reduce a failure with llvm-reduce")
+    p.add_argument("--reduce-output", help="where to write the reduced module")
+    p.add_argument("--targets", help="also compile and run before/after for these targets "
+                   "(x86_64,aarch64,riscv64 under qemu-user; nvptx,amdgpu,spirv compiled)")
+    p.add_argument("--target", choices=["host"],
+                   help="run the pipeline for this machine (the passes see its target facts)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print how inputs are made")
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("fuzz", help="generated kernels and llvm-stress modules through a pass")
+    p.add_argument("--pass", dest="pass_name", action="append", metavar="NAME",
+                   help="llvmaccel pass (repeatable; default: every pass in the plugin)")
+    p.add_argument("--params", help="pass parameters, e.g. distance=4")
+    p.add_argument("--seconds", type=float, help="time budget per pass")
+    p.add_argument("--kernels", type=int, help="generated kernels per pass")
+    p.add_argument("--seed", type=int, default=0, help="first kernel seed (default 0)")
+    p.add_argument("--cases", type=int, default=16, help="inputs per kernel (default 16)")
+    p.add_argument("--shape", action="append", help="generate only this shape (repeatable)")
+    p.add_argument("--out", default="fuzz-findings", help="where failing cases are kept")
+    p.add_argument("--no-reduce", action="store_true", help="keep failing cases unreduced")
+    p.add_argument("--json", help="append the counts as a JSON line to this file")
+    p.add_argument("--progress", action="store_true", help="a line per batch")
+    p.set_defaults(func=_cmd_fuzz)
+
+    p = sub.add_parser("gen", help="print a generated kernel (its input specs on stderr)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shape", help="gather, chain, csr, embedding, hash, guarded, aggphi, tasks")
+    p.set_defaults(func=_cmd_gen)
+
     p = sub.add_parser("demo", help="run the bundled kernels with and without the accel passes")
     p.add_argument("--quick", action="store_true", help="small sizes (seconds, not minutes)")
     p.add_argument("--runs", type=int, default=None, help="timed runs per variant (default 7)")
@@ -134,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as err:
         what = f"cannot read '{err.filename}': {err.strerror}" if err.filename else str(err)
         print(f"llvmaccel: error: {what}", file=sys.stderr)
+        return 1
+    except (ValueError, KeyError, TypeError) as err:
+        print(f"llvmaccel: error: {err}", file=sys.stderr)
         return 1
 
 

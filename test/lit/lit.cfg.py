@@ -86,3 +86,17 @@ for _target, _names in {
 # GPU runtimes are enabled explicitly on GPU runners (lit --param gpu=cuda,...).
 for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
     config.available_features.add(f"gpu-{gpu}")
+
+# Cross-target execution (scripts/setup.sh --cross installs qemu-user and the
+# cross C compilers): `%cross-run aarch64 prog.ll` compiles an IR program with
+# main() for AArch64 with SVE (or riscv64 with V) and runs it under qemu-user.
+if config.llvmaccel_clang:
+    import shutil
+
+    for _arch in ("aarch64", "riscv64"):
+        if shutil.which(f"{_arch}-linux-gnu-gcc") and shutil.which(f"qemu-{_arch}"):
+            config.available_features.add(f"qemu-{_arch}")
+    _cross = os.path.join(config.test_source_root, "verify", "cross_run.py")
+    config.substitutions.append(
+        ("%cross-run", f"{lit_config.params.get('python', 'python3')} {_cross} "
+                       f"--clang {config.llvmaccel_clang}"))

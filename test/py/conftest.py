@@ -67,12 +67,17 @@ def gather_module() -> llvmaccel.Module:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` run only where $LLVMACCEL_GPU names a GPU runtime."""
+    """Tests marked ``gpu`` run only where $LLVMACCEL_GPU names a GPU runtime;
+    tests marked ``slow`` only with LLVMACCEL_SLOW=1 or ``-m slow``."""
     import os
 
     gpu = os.environ.get("LLVMACCEL_GPU", "")
     skip = pytest.mark.skip(reason="needs a GPU runtime (set LLVMACCEL_GPU=cuda|rocm|level-zero)")
+    slow_ok = os.environ.get("LLVMACCEL_SLOW") == "1" or "slow" in (config.option.markexpr or "")
+    slow = pytest.mark.skip(reason="slow: set LLVMACCEL_SLOW=1 or run pytest -m slow")
     for item in items:
+        if "slow" in item.keywords and not slow_ok:
+            item.add_marker(slow)
         marker = item.get_closest_marker("gpu")
         if marker is None:
             continue

@@ -1,0 +1,222 @@
+"""``llvmaccel fuzz``: generated kernels and llvm-stress modules through a pass.
+
+Every generated kernel (:mod:`llvmaccel.kernelgen`) goes through the pass with
+the verifier after every pass and through :func:`llvmaccel.check` on its
+inputs; every ``llvm-stress`` module goes through the pass with the verifier
+and is compiled before and after (llvm-stress code branches on poison and
+loops forever, so it is not executed). Each failing case is kept under
+``out_dir`` as the input module, a reduced module (llvm-reduce) and a text file
+with the finding and the command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import kernelgen
+from .check import CheckResult, Finding, make_job, reproduce_command, run_jobs
+from .pipeline import passes
+
+__all__ = ["FuzzReport", "fuzz"]
+
+
+@dataclass
+class FuzzReport:
+    """Counts of a fuzz run (see :meth:`table`)."""
+
+    pass_name: str
+    pipeline: str
+    seed: int
+    seconds: float = 0.0
+    kernels: int = 0
+    kernels_transformed: int = 0
+    stress_modules: int = 0
+    stress_transformed: int = 0
+    cases: int = 0
+    findings: Counter = field(default_factory=Counter)
+    by_shape: dict[str, Counter] = field(default_factory=dict)
+    saved: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was found."""
+        return not sum(self.findings.values())
+
+    def table(self) -> str:
+        """The counts as text."""
+        lines = [
+            f"llvmaccel fuzz --pass {self.pass_name} (pipeline {self.pipeline!r}, seed "
+            f"{self.seed}, {self.seconds:.0f} s)",
+            f"  generated kernels: {self.kernels} checked, {self.kernels_transformed} "
+            f"transformed ({_pct(self.kernels_transformed, self.kernels)}), "
+            f"{self.cases} inputs executed",
+            f"  llvm-stress modules: {self.stress_modules} verified and compiled, "
+            f"{self.stress_transformed} transformed",
+            "  findings: " + (", ".join(f"{k} {v}" for k, v in sorted(self.findings.items()))
+                              or "none (0 mismatches, 0 crashes)"),
+            "  per shape (checked/transformed): " + ", ".join(
+                f"{s} {c['checked']}/{c['transformed']}" for s, c in sorted(self.by_shape.items())),
+        ]
+        lines += [f"  kept: {p}" for p in self.saved]
+        return "\n".join(lines)
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100.0 * a / b:.0f}%" if b else "-"
+
+
+def _stress_module(tool: str, seed: int) -> str | None:
+    out = subprocess.run([tool, f"-seed={seed}", f"-size={50 + seed % 200}"],
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout if out.returncode == 0 else None
+
+
+def fuzz(
+    pass_name: str,
+    *,
+    seconds: float | None = None,
+    kernels: int | None = None,
+    stress: int | None = None,
+    seed: int = 0,
+    cases: int = 16,
+    batch: int = 24,
+    out_dir: str = "fuzz-findings",
+    reduce_findings: bool = True,
+    params: str = "",
+    shapes: list[str] | None = None,
+    progress: bool = False,
+) -> FuzzReport:
+    """Runs generated kernels and llvm-stress modules through ``pass_name``.
+
+    Args:
+        pass_name: An llvmaccel pass (any name in :func:`llvmaccel.passes`).
+        seconds: Stop after this long (default: when ``kernels`` are done).
+        kernels: Generated kernels to check (default: unbounded with ``seconds``).
+        stress: llvm-stress modules per batch of kernels (default: a quarter).
+        seed: First kernel seed; kernel i has seed ``seed + i``.
+        cases: Inputs per kernel.
+        batch: Kernels per worker process.
+        out_dir: Where failing cases are kept.
+        reduce_findings: Reduce each failing case with llvm-reduce.
+        params: Pass parameters, e.g. ``"distance=4"`` (the pipeline becomes
+            ``pass<params>``).
+        shapes: Generate only these shapes (default: all, weighted towards the
+            shapes the pass has transformed so far in the run).
+        progress: Print a line per batch.
+
+    Raises:
+        ValueError: the pass is not in the plugin's catalog, or no bound is given.
+    """
+    known = [p.name for p in passes()]
+    if pass_name not in known:
+        raise ValueError(f"unknown llvmaccel pass {pass_name!r} (known: {', '.join(known)})")
+    if seconds is None and kernels is None:
+        raise ValueError("give seconds or kernels")
+    from .reduce import find_llvm_tool
+    pipeline = f"{pass_name}<{params}>" if params else pass_name
+    report = FuzzReport(pass_name, pipeline, seed)
+    start = time.monotonic()
+    stress_tool = find_llvm_tool("llvm-stress")
+    next_seed = seed
+    while True:
+        elapsed = time.monotonic() - start
+        if seconds is not None and elapsed >= seconds:
+            break
+        if kernels is not None and report.kernels >= kernels:
+            break
+        n = batch if kernels is None else min(batch, kernels - report.kernels)
+        gens = [kernelgen.generate(s, _shape(shapes, s, report.by_shape))
+                for s in range(next_seed, next_seed + n)]
+        # target="host": the pass sees this machine's facts (TTI), as code the
+        # JIT runs here would.
+        jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases, seed=k.seed,
+                         timeout=1.0, seconds=(seconds - elapsed) if seconds else None,
+                         target="host")
+                for k in gens]
+        n_stress = stress if stress is not None else max(1, n // 4)
+        stress_irs = [(s, _stress_module(stress_tool, s))
+                      for s in range(next_seed, next_seed + n_stress)]
+        stress_irs = [(s, ir) for s, ir in stress_irs if ir]
+        jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
+                          target="host") for s, ir in stress_irs]
+        results = run_jobs(jobs, raise_errors=False)
+        for k, r in zip(gens, results[: len(gens)], strict=True):
+            _count_kernel(report, k, r)
+            if r.findings:
+                _keep(report, out_dir, f"{pass_name}-{k.shape}-{k.seed}", k.ir, k.function,
+                      pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
+                      reduce_findings)
+        for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
+            # An llvm-stress module the JIT cannot compile even before the
+            # pass ("error") says nothing about the pass: not counted.
+            found = [f for f in r.findings if f.kind != "error"]
+            report.stress_modules += len(found) == len(r.findings)
+            report.stress_transformed += bool(r.fired.get(pass_name))
+            for f in found:
+                report.findings[f.kind] += 1
+            if found:
+                _keep(report, out_dir, f"{pass_name}-stress-{s}", ir, _stress_function(ir),
+                      pipeline, found[0], {}, False)
+        next_seed += n
+        if progress:
+            print(f"  ... {report.kernels} kernels, {report.stress_modules} llvm-stress modules, "
+                  f"{sum(report.findings.values())} findings, "
+                  f"{time.monotonic() - start:.0f} s", flush=True)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _shape(shapes: list[str] | None, seed: int, seen: dict[str, Counter]) -> str:
+    """The shape of kernel ``seed``: drawn with weights (transformed + 1) /
+    (checked + 2) per shape so far, so a run spends most of its time on the
+    shapes the pass rewrites, and never stops drawing the others."""
+    import random
+    names = shapes or sorted(kernelgen.SHAPES)
+    weights = [(seen.get(n, Counter())["transformed"] + 1) / (seen.get(n, Counter())["checked"] + 2)
+               for n in names]
+    return random.Random(f"shape:{seed}").choices(names, weights)[0]
+
+
+def _stress_function(ir: str) -> str:
+    from .check import defined_functions
+    return defined_functions(ir)[0]
+
+
+def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResult) -> None:
+    report.kernels += 1
+    fired = bool(r.fired.get(report.pass_name))
+    report.kernels_transformed += fired
+    report.cases += r.cases
+    shape = report.by_shape.setdefault(k.shape, Counter())
+    shape["checked"] += 1
+    shape["transformed"] += fired
+    for f in r.findings:
+        report.findings[f.kind] += 1
+
+
+def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, pipeline: str,
+          finding: Finding, args: dict[str, str], reduce_it: bool) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, stem + ".ll")
+    with open(path, "w") as f:
+        f.write(ir)
+    arg_texts = [f"{a}={t}" for a, t in args.items()]
+    lines = [str(finding), "", "reproduce:",
+             "  " + reproduce_command(path, function, pipeline=pipeline, seed=finding.seed or 0,
+                                      case=finding.case, args=arg_texts, target="host")]
+    if reduce_it and finding.stage in ("execute", "pipeline"):
+        from .reduce import reduce
+        try:
+            red = reduce(path, function, finding.kind, pipeline=pipeline, args=args,
+                         seed=finding.seed or 0, case=finding.case, target="host")
+            lines += ["", f"reduced ({red.lines[0]} -> {red.lines[1]} lines, "
+                      f"{red.seconds:.0f} s): {red.path}", "  " + red.command]
+        except (RuntimeError, FileNotFoundError) as err:
+            lines += ["", f"not reduced: {err}"]
+    with open(os.path.join(out_dir, stem + ".txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    report.saved.append(path)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The bounded fuzz run of CI (`make fuzz-ci`, .ci/run, the workflow): every
+# pass in the plugin's catalog gets an equal share of the budget (seconds,
+# default 120 in all), two thirds with fixed seeds (the same kernels every
+# run) and one third with seeds from the clock (printed, so a finding is
+# reproduced with `llvmaccel fuzz --seed N`). Any finding fails the run; each
+# is kept, reduced, under build/fuzz-findings with the command that shows it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+budget="${1:-120}"
+bin=.venv/bin
+passes=$("$bin/python" -c 'import llvmaccel; print(" ".join(p.name for p in llvmaccel.passes()))')
+count=$(wc -w <<<"$passes")
+share=$(( budget / count ))
+fixed=$(( share * 2 / 3 ))
+timed=$(( share - fixed ))
+seed=$(( $(date +%s) % 100000000 ))
+out=build/fuzz-findings
+rm -rf "$out" build/fuzz-ci.jsonl
+status=0
+for p in $passes; do
+  echo "fuzz-ci: $p: ${fixed} s with fixed seeds from 0, ${timed} s from seed $seed"
+  "$bin/llvmaccel" fuzz --pass "$p" --seconds "$fixed" --seed 0 --out "$out" \
+    --json build/fuzz-ci.jsonl || status=1
+  "$bin/llvmaccel" fuzz --pass "$p" --seconds "$timed" --seed "$seed" --out "$out" \
+    --json build/fuzz-ci.jsonl || status=1
+done
+if [ "$status" -ne 0 ]; then
+  echo "fuzz-ci: FINDINGS (kept in $out; make each a lit regression test):" >&2
+  ls "$out" >&2 || true
+fi
+exit "$status"

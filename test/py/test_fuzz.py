@@ -1,0 +1,164 @@
+"""The kernel generator, llvmaccel fuzz, reduction and cross-target runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import llvmaccel
+from conftest import AXPY_IR
+from llvmaccel import kernelgen
+from llvmaccel.check import check
+from llvmaccel.crosstarget import (
+    _address_spaces,
+    available_targets,
+    check_targets,
+    to_global_address_space,
+)
+from llvmaccel.fuzz import fuzz
+from llvmaccel.irinfo import describe
+from llvmaccel.reduce import reduce
+
+HERE = Path(__file__).resolve().parent
+PLANTED = f"sh {HERE / 'planted_miscompile.sh'}"
+
+
+@pytest.mark.parametrize("shape", sorted(kernelgen.SHAPES))
+def test_every_shape_is_valid_ir_with_specs_for_its_parameters(shape):
+    features = set()
+    for seed in range(30):
+        k = kernelgen.generate(seed, shape)
+        assert k.shape == shape
+        llvmaccel.parse_ir(k.ir).verify()
+        names = {p.name for p in describe(k.ir, k.function).params}
+        assert set(k.args) <= names
+        features.update(k.features)
+    assert kernelgen.generate(5, shape).ir == kernelgen.generate(5, shape).ir
+    assert len(features) > 5  # types, sizes and variants really vary
+
+
+def test_generator_covers_the_passes_targets():
+    features = set()
+    for seed in range(300):
+        features.update(f.split("=")[0] for f in kernelgen.generate(seed).features)
+        features.update(kernelgen.generate(seed).features)
+    for needed in ("stride=negative", "stride=zero", "stride=strided", "early-exit",
+                   "struct-phi", "guard=bounds", "guard=mask-store", "map=row"):
+        assert needed in features, needed
+    assert any(f.startswith("vector-phi") for f in features)
+
+
+def test_generated_kernels_run_without_undefined_behaviour_mostly():
+    agreed = undefined = 0
+    for seed in range(6):
+        k = kernelgen.generate(seed)
+        r = check(k.ir, k.function, "verify", args=k.args, cases=8)
+        assert r.ok, (k.shape, [str(f) for f in r.findings])
+        agreed += r.agreed
+        undefined += r.undefined
+    assert agreed > 3 * undefined
+
+
+def test_fuzz_prefetch_counts_and_transforms(tmp_path):
+    report = fuzz("accel-prefetch", kernels=16, cases=8, seed=100, out_dir=str(tmp_path))
+    assert report.ok, report.table()
+    assert report.kernels == 16 and report.stress_modules >= 1
+    assert report.kernels_transformed >= 16 // 3, report.table()
+    assert "0 mismatches, 0 crashes" in report.table()
+    with pytest.raises(ValueError, match="unknown llvmaccel pass"):
+        fuzz("frobnicate", kernels=1)
+
+
+def test_fuzz_cli_passes_any_catalog_name(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "llvmaccel", "fuzz", "--pass", "accel-prefetch",
+                          "--kernels", "4", "--cases", "4", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "generated kernels: 4 checked" in out.stdout
+    gen = subprocess.run([sys.executable, "-m", "llvmaccel", "gen", "--shape", "csr", "--seed",
+                          "1"], capture_output=True, text=True, timeout=60)
+    assert gen.returncode == 0 and "--arg off=" in gen.stderr
+    assert gen.stdout == kernelgen.generate(1, "csr").ir
+
+
+def test_planted_miscompile_is_found_and_reduced(tmp_path):
+    """The harness can fail: an off-by-one "pass" is caught and llvm-reduce shrinks
+    the input while the miscompile remains."""
+    src = tmp_path / "axpy.ll"
+    src.write_text(AXPY_IR)
+    planted = f"{PLANTED} off-by-one"
+    result = check(src, "axpy", transform=planted, cases=16)
+    assert result.findings and result.findings[0].kind == "mismatch"
+    finding = result.findings[0]
+    red = reduce(str(src), "axpy", "mismatch", transform=planted, seed=finding.seed,
+                 case=finding.case, delta_passes="instructions,operands-zero")
+    assert red.lines[1] < red.lines[0], red.ir
+    assert "icmp eq i64 %i.next, %n" in red.ir  # what the planted bug rewrites is kept
+    assert "llvmaccel check" in red.command and "--transform" in red.command
+    again = check(red.path, "axpy", transform=planted, seed=finding.seed,
+                  case_numbers=[finding.case, *range(8)])
+    assert again.findings and again.findings[0].kind == "mismatch"
+    assert check(red.path, "axpy", "verify", cases=8).ok  # the pipeline alone is fine
+
+
+@pytest.mark.slow
+def test_planted_lookahead_in_a_generated_kernel_is_found_and_reduced(tmp_path):
+    src = tmp_path / "csr.ll"
+    k = kernelgen.generate(3, "csr")
+    src.write_text(k.ir)
+    specs = {a: s.to_text() for a, s in k.args.items()}
+    planted = f"{PLANTED} lookahead"
+    result = check(src, k.function, transform=planted, args=specs, cases=32)
+    assert result.findings and result.findings[0].kind == "fault"
+    finding = result.findings[0]
+    red = reduce(str(src), k.function, "fault", transform=planted, args=specs,
+                 seed=finding.seed, case=finding.case)
+    assert red.lines[1] < red.lines[0]
+
+
+def test_gpu_targets_compile_and_keep_address_spaces():
+    k = kernelgen.generate(1, "embedding")
+    moved = to_global_address_space(k.ir, "nvptx64-nvidia-cuda")
+    assert _address_spaces(moved) == {1}
+    generic = moved.replace("entry:\n", "entry:\n  %g = addrspacecast ptr addrspace(1) %x to ptr\n"
+                            "  %gv = load i8, ptr %g\n", 1)
+    assert _address_spaces(generic) == {0, 1}
+    gpus = [t for t in ("nvptx", "amdgpu", "spirv") if not available_targets()[t]]
+    assert "nvptx" in gpus and "amdgpu" in gpus  # SPIR-V: llc 20 and later
+    rep = check_targets(k.ir, k.ir, k.function, gpus, pipeline="accel-prefetch", args=k.args)
+    assert rep.ok, rep.table()
+    assert all(s.startswith("compiled by llc") for s in rep.status.values()), rep.table()
+
+
+@pytest.mark.slow
+def test_cross_target_equivalence_and_a_planted_fault():
+    avail = available_targets()
+    targets = [t for t in ("x86_64", "aarch64", "riscv64", "nvptx", "amdgpu", "spirv")
+               if not avail[t]]
+    if "aarch64" not in targets:
+        pytest.skip(f"cross tools missing: {avail}")
+    k = kernelgen.generate(3, "csr")
+    r = check(k.ir, k.function, "accel-prefetch", args=k.args, cases=4)
+    rep = check_targets(k.ir, r.after_ir, k.function, targets, cases=6, args=k.args,
+                        pipeline="accel-prefetch")
+    assert rep.ok, rep.table()
+    assert rep.status["aarch64"].startswith("executed")
+    bad = check(k.ir, k.function, transform=f"{PLANTED} lookahead", args=k.args,
+                cases=2).after_ir
+    rep = check_targets(k.ir, bad, k.function, ["x86_64", "aarch64"], cases=6, args=k.args)
+    assert not rep.ok and any(f.startswith("aarch64") for f in rep.findings), rep.table()
+
+
+def test_cli_check_targets_runs_x86_and_compiles_for_a_gpu(tmp_path):
+    k = kernelgen.generate(2, "gather")
+    src = tmp_path / "k.ll"
+    src.write_text(k.ir)
+    specs = [a for name, s in k.args.items() for a in ("--arg", f"{name}={s.to_text()}")]
+    out = subprocess.run([sys.executable, "-m", "llvmaccel", "check", str(src), "--passes",
+                          "accel-prefetch", "--cases", "4", *specs, "--targets", "x86_64,nvptx"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "x86_64: executed" in out.stdout and "nvptx: compiled by llc" in out.stdout
