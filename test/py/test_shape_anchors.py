@@ -80,3 +80,25 @@ def test_jax_symbolic_constraints_reach_the_kernel():
         f(np.ones((5, 12), np.float32))
     with pytest.raises(ValueError, match="need polymorphic_shapes"):
         lj.jit(lambda x: x, symbolic_constraints=("n >= 8",))
+
+
+def test_torch_unbounded_dynamic_size_states_its_lower_bound_only():
+    """dynamic=True without a max: the ShapeEnv range ends at infinity (no
+    upper fact); its lower bound (dynamo specializes 0 and 1) is stated."""
+    torch = pytest.importorskip("torch")
+    import llvmaccel.torch as lt
+
+    ex = lt.Explanation()
+
+    def be(gm, inputs):
+        return lt.backend(gm, inputs, options={"strict": True, "_explanation": ex})
+
+    compiler.clear_memory_cache()
+    torch._dynamo.reset()
+    fast = torch.compile(lambda x: x.exp().sum(0), backend=be, dynamic=True)
+    with torch.no_grad():
+        for n in (3, 17):
+            x = torch.randn(n, 5)
+            torch.testing.assert_close(fast(x), x.exp().sum(0))
+    facts = [f for cg in compiler._cache.values() for f in cg.graph.symbol_facts.values()]
+    assert facts and all(hi is None and lo is not None for lo, hi, _ in facts)

@@ -1135,9 +1135,13 @@ def _assume_range(g: Graph, name: str, val: torch.SymInt) -> None:
         return
 
     def finite(bound: Any) -> int | None:
+        """An int for a finite bound; None for sympy's and torch's infinities
+        (whose int() raises TypeError or AttributeError)."""
+        if getattr(bound, "is_finite", True) is not True:
+            return None
         try:
-            return int(bound) if getattr(bound, "is_finite", True) else None
-        except (TypeError, ValueError, OverflowError):
+            return int(bound)
+        except (TypeError, ValueError, OverflowError, AttributeError):
             return None
 
     lo, hi = finite(rng.lower), finite(rng.upper)
