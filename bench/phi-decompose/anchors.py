@@ -34,6 +34,19 @@ from llvmaccel.target import host
 REPO = Path(__file__).resolve().parents[2]
 
 
+def cpu_description() -> str:
+    """Model name, vendor and family/model as /proc/cpuinfo gives them."""
+    info: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.machine()
+    return (f"{info.get('model name', '?')} ({info.get('vendor_id', '?')} family "
+            f"{info.get('cpu family', '?')} model {info.get('model', '?')})")
+
+
 def row_sums(x):
     return jnp.sum(x * 2.0 + 1.0, axis=1)
 
@@ -72,11 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"command": " ".join([".venv/bin/python", "bench/phi-decompose/anchors.py",
                                  *(argv if argv is not None else sys.argv[1:])]),
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "cpu": platform.processor() or platform.machine(), "llvm_cpu": cpu.cpu,
+            "cpu": cpu_description(), "llvm_cpu": cpu.cpu,
             "load_average": os.getloadavg(), "rounds": opts.rounds}
     lines = ["# Shape anchors through the JAX frontend", "",
              f"Reproduce: `{meta['command']}`", "",
-             f"{meta['date']}, LLVM CPU `{cpu.cpu}`, load average {meta['load_average']}; "
+             f"{meta['date']}, {meta['cpu']}, LLVM CPU `{cpu.cpu}`, load average "
+             f"{meta['load_average']}; "
              f"median of {opts.rounds} interleaved rounds.", "",
              "| rows x n | static ms | dynamic ms | dynamic + anchors ms | gap closed |",
              "|---|---:|---:|---:|---:|"]
