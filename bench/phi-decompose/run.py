@@ -75,6 +75,14 @@ VARIANTS = ("o3", "accel", "hand", "hand-llc")
 GOAL_VS_HAND = 0.95  # accel within 5% of hand-scalarized
 
 
+def llc_shared(ll: Path, obj: Path, driver: Path, so: Path) -> None:
+    """``ll`` compiled by llc (-O3, this CPU) and linked with ``driver`` into
+    the shared library ``so``: the codegen path of every IR variant."""
+    run([str(LLVM_BIN / "llc"), "-O3", f"-mtriple={TRIPLE}", "-mcpu=native",
+         "-relocation-model=pic", "-filetype=obj", str(ll), "-o", str(obj)])
+    run([str(LLVM_BIN / "clang"), "-shared", str(obj), str(driver), "-o", str(so)])
+
+
 def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
 
@@ -135,20 +143,7 @@ def build(work: Path, plugin: Path) -> tuple[dict[str, Build], list[str]]:
             str(opt_ll),
         ]
         remarks = run(opt_cmd).stderr
-        run(
-            [
-                str(LLVM_BIN / "llc"),
-                "-O3",
-                f"-mtriple={TRIPLE}",
-                "-mcpu=native",
-                "-relocation-model=pic",
-                "-filetype=obj",
-                str(opt_ll),
-                "-o",
-                str(obj),
-            ]
-        )
-        run([str(LLVM_BIN / "clang"), "-shared", str(obj), str(driver), "-o", str(so)])
+        llc_shared(opt_ll, obj, driver, so)
         text = opt_ll.read_text()
         builds[variant] = Build(
             lib=ctypes.CDLL(str(so)),
@@ -201,20 +196,7 @@ def build(work: Path, plugin: Path) -> tuple[dict[str, Build], list[str]]:
     hand_llc = work / "hand-llc.ll"
     hand_llc.write_text(hand_ll.read_text().replace('"min-legal-vector-width"="0"', ""))
     obj, so = work / "hand-llc.o", work / "hand-llc.so"
-    run(
-        [
-            str(LLVM_BIN / "llc"),
-            "-O3",
-            f"-mtriple={TRIPLE}",
-            "-mcpu=native",
-            "-relocation-model=pic",
-            "-filetype=obj",
-            str(hand_llc),
-            "-o",
-            str(obj),
-        ]
-    )
-    run([str(LLVM_BIN / "clang"), "-shared", str(obj), str(driver_hand), "-o", str(so)])
+    llc_shared(hand_llc, obj, driver_hand, so)
     builds["hand-llc"] = Build(ctypes.CDLL(str(so)), 0, [], 0)
     commands.append(
         "hand-llc: clang-22 -O3 -march=native -S -emit-llvm kernels/hand.c, "
