@@ -228,8 +228,11 @@ def test_trace_time_misuse_raises_clear_errors():
         got = jax.jit(lffi.ffi_function(lambda x: jnp.linalg.inv(x), fallback=True))(
             np.eye(3, dtype=np.float32) * 2)
     _close(got, np.eye(3) / 2)
+    # A raw kernel call knows no function to differentiate (ffi_function's
+    # calls do: test_jax_transforms.py).
+    kernel = lffi.ffi_kernel(lffi.ffi_function(_elementwise).compiled_for(xs, xs), xs, xs)
     with pytest.raises(Exception, match="cannot be differentiated"):
-        jax.grad(lambda x: lffi.ffi_function(_elementwise)(x, x)[0].sum())(xs)
+        jax.grad(lambda x: kernel(x, x)[0].sum())(xs)
 
 
 def test_64_bit_kernels_need_x64():

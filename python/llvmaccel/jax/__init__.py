@@ -55,6 +55,7 @@ import numpy as np
 from ..compiler import CompiledGraph, compile_graph
 from ..graph import Dim, Graph, SymExpr, dim_eval
 from .lowering import UnsupportedPrimitive, graph_dim, graph_dtype, lower_jaxpr
+from .transforms import transformable
 
 __all__ = ["jit", "JitFunction", "UnsupportedPrimitive", "ffi", "ffi_function"]
 
@@ -72,6 +73,63 @@ class _Spec:
 
     def __init__(self, spec: str | None, count: int) -> None:
         self.spec, self.count = spec, count
+
+
+class _Entry:
+    """One signature of a :class:`JitFunction`: ``kind`` "llvmaccel" (``fn``
+    the CompiledGraph) or "jax" (``fn`` the :func:`jax.jit` fallback), the
+    output pytree and dtypes, and the flat function it computes.
+
+    The graph is lowered when the entry is made (an unsupported primitive
+    shows there), and compiled on first use of :attr:`fn`: under
+    :func:`jax.vmap` or :func:`jax.grad` a signature may only ever run
+    through its batched or backward compilation.
+    """
+
+    def __init__(self, kind: str, fn: Any, out_tree: Any, out_dtypes: list[Any] | None,
+                 flat_fun: Callable[..., Any],
+                 compile: Callable[[], CompiledGraph] | None = None) -> None:
+        self.kind, self.out_tree = kind, out_tree
+        self.out_dtypes, self.flat_fun = out_dtypes, flat_fun
+        self._fn, self._compile = fn, compile
+        self._lock = threading.RLock()
+        self._transformables: dict[str | None, Callable[..., list[Any]]] = {}
+
+    @property
+    def fn(self) -> Any:
+        """The compiled graph (compiled now if it was not yet) or the fallback."""
+        with self._lock:
+            if self._fn is None and self._compile is not None:
+                self._fn, self._compile = self._compile(), None
+            return self._fn
+
+    def run_ffi(self, *flat: Any, vmap_method: str | None = "sequential") -> list[Any]:
+        """The compiled kernel as a :func:`jax.ffi.ffi_call` on the flat
+        arrays (concrete or traced), outputs in the traced dtypes."""
+        from .ffi import ffi_kernel
+
+        outs = ffi_kernel(self.fn, *flat, vmap_method=vmap_method)(*flat)
+        return [o if o.dtype == dt else o.astype(dt)
+                for o, dt in zip(outs, self.out_dtypes or [], strict=True)]
+
+    def transformable(self, recompile: Callable[[Callable[..., Any]], Any],
+                      vmap_method: str | None = "compile") -> Callable[..., list[Any]]:
+        """:meth:`run_ffi` with JAX's differentiation rule and, for
+        ``vmap_method="compile"``, its batching rule
+        (:mod:`llvmaccel.jax.transforms`); otherwise :func:`jax.vmap` maps
+        the custom call by ``vmap_method``. Made once per method."""
+        with self._lock:
+            hit = self._transformables.get(vmap_method)
+            if hit is None:
+                if vmap_method == "compile":
+                    hit = transformable(self.flat_fun, self.run_ffi, recompile)
+                else:
+                    def run(*flat: Any) -> list[Any]:
+                        return self.run_ffi(*flat, vmap_method=vmap_method)
+
+                    hit = transformable(self.flat_fun, run, recompile, batching=False)
+                self._transformables[vmap_method] = hit
+            return hit
 
 
 class JitFunction:
@@ -245,7 +303,8 @@ class JitFunction:
             self._bound[key] = (entry, env)
         return entry, arrays, env
 
-    def _build(self, args: tuple, kwargs: dict, arrays: list[Any], tree: Any) -> Any:
+    def _flat_fun(self, args: tuple, kwargs: dict, tree: Any) -> Callable[..., Any]:
+        """The function of the flat array leaves that this call computes."""
         import jax
 
         static = {i: args[i] for i in self.static_argnums if i < len(args)}
@@ -258,6 +317,12 @@ class JitFunction:
             full = [static[i] if i in static else next(it) for i in range(n)]
             return self.fun(*full, **static_kw, **dyn_kw)
 
+        return flat_fun
+
+    def _build(self, args: tuple, kwargs: dict, arrays: list[Any], tree: Any) -> _Entry:
+        import jax
+
+        flat_fun = self._flat_fun(args, kwargs, tree)
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
         closed, out_shape = jax.make_jaxpr(flat_fun, return_shape=True)(*specs)
         out_leaves, out_tree = jax.tree_util.tree_flatten(out_shape)
@@ -270,21 +335,27 @@ class JitFunction:
                    for k, a in enumerate(arrays)]
             outs = lower_jaxpr(closed, g, ins)
             g.set_outputs(outs)
-            compiled = compile_graph(g, self.pipeline, self.auto)
-            return ("llvmaccel", compiled, out_tree, [o.dtype for o in out_leaves])
+            return _Entry("llvmaccel", None, out_tree, [o.dtype for o in out_leaves], flat_fun,
+                          functools.partial(compile_graph, g, self.pipeline, self.auto))
         except (UnsupportedPrimitive, TypeError) as e:
             if not self.fallback:
                 raise
             warnings.warn(f"llvmaccel.jax: {e}; running {getattr(self.fun, '__name__', 'f')} "
                           "with jax.jit instead", stacklevel=5)
-            return ("jax", jax.jit(flat_fun), out_tree, None)
+            return _Entry("jax", jax.jit(flat_fun), out_tree, None, flat_fun)
 
     def compiled_for(self, *args: Any, **kwargs: Any) -> CompiledGraph | None:
         """The compiled graph used for these arguments (None if it fell back)."""
         entry = self._resolve(args, kwargs)[0]
-        return entry[1] if entry[0] == "llvmaccel" else None
+        return entry.fn if entry.kind == "llvmaccel" else None
 
-    def _entry(self, key: Any, args: tuple, kwargs: dict, arrays: list[Any], tree: Any) -> Any:
+    def _recompile(self, flat_fun: Callable[..., Any]) -> JitFunction:
+        """``flat_fun`` compiled with this function's options (the backward
+        pass and the batched form of a call under JAX transformations)."""
+        return JitFunction(flat_fun, self.pipeline, self.fallback, self.auto)
+
+    def _entry(self, key: Any, args: tuple, kwargs: dict, arrays: list[Any], tree: Any
+               ) -> _Entry:
         with self._lock:
             entry = self._cache.get(key)
         if entry is None:
@@ -296,12 +367,17 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import jax
 
-        (kind, fn, out_tree, _), arrays, env = self._resolve(args, kwargs)
-        if kind == "jax":
-            return jax.tree_util.tree_unflatten(out_tree, jax.tree_util.tree_leaves(
-                fn(*arrays)))
-        outs = fn(*[np.asarray(a) for a in arrays], symbols=env)
-        return jax.tree_util.tree_unflatten(out_tree, [jax.device_put(o) for o in outs])
+        entry, arrays, env = self._resolve(args, kwargs)
+        if entry.kind == "jax":
+            return jax.tree_util.tree_unflatten(entry.out_tree, jax.tree_util.tree_leaves(
+                entry.fn(*arrays)))
+        if any(isinstance(a, jax.core.Tracer) for a in arrays):
+            # Under jax.grad, jax.vmap, jax.jit...: a custom call with rules.
+            outs = entry.transformable(self._recompile)(*arrays)
+        else:
+            outs = [jax.device_put(o)
+                    for o in entry.fn(*[np.asarray(a) for a in arrays], symbols=env)]
+        return jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
 
 _CONSTRAINT = re.compile(

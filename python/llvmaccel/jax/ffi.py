@@ -27,9 +27,13 @@ of range, for instance) makes the XLA computation fail with the kernel's
 message, which JAX raises as :class:`jax.errors.JaxRuntimeError`.
 
 Compiled kernels stay alive for the rest of the process, since JAX may keep
-an executable that calls them in its caches. ``jax.grad`` through a kernel is
-not supported; ``jax.vmap`` runs the kernel once per batch element
-(``vmap_method="sequential"``, configurable).
+an executable that calls them in its caches. An :class:`FfiFunction`
+composes with JAX's transformations (:mod:`llvmaccel.jax.transforms`):
+``jax.grad`` runs a backward kernel that llvmaccel compiles from ``jax.vjp``
+of the function, and ``jax.vmap`` compiles the batched function
+(``vmap_method="compile"``, the default) or runs the kernel once per batch
+element (``"sequential"``). :func:`call` and :class:`FfiKernel`, which know
+only the compiled graph, are not differentiable.
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ _XLA_DTYPES: dict[DType, int] = {
 _ERROR_CODES = {"IndexError": 11, "ValueError": 3}  # OUT_OF_RANGE, INVALID_ARGUMENT
 _INTERNAL = 13
 _VMAP_METHODS = ("sequential", "sequential_unrolled", None)
+# FfiFunction also takes "compile": jax.vmap compiles the batched function.
+_FUNCTION_VMAP_METHODS = ("compile", *_VMAP_METHODS)
 
 _lock = threading.RLock()
 _target_registered = False
@@ -294,11 +300,12 @@ class FfiFunction:
 
     def __init__(self, fun: Callable[..., Any], pipeline: str | None = None,
                  auto: str | None = None, static_argnums: tuple[int, ...] = (),
-                 fallback: bool = False, vmap_method: str | None = "sequential") -> None:
+                 fallback: bool = False, vmap_method: str | None = "compile") -> None:
         from . import JitFunction
 
-        if vmap_method not in _VMAP_METHODS:
-            raise ValueError(f"vmap_method must be one of {_VMAP_METHODS}, got {vmap_method!r}")
+        if vmap_method not in _FUNCTION_VMAP_METHODS:
+            raise ValueError(f"vmap_method must be one of {_FUNCTION_VMAP_METHODS}, "
+                             f"got {vmap_method!r}")
         self.fun = fun
         self.vmap_method = vmap_method
         self._jit = JitFunction(fun, pipeline, fallback, auto, tuple(static_argnums))
@@ -325,33 +332,32 @@ class FfiFunction:
 
     def compiled_for(self, *args: Any) -> CompiledGraph | None:
         """The compiled graph for these arguments (None if it fell back to JAX)."""
-        (kind, fn, _, _), _ = self._entry(self._canonical(args))
-        return fn if kind == "llvmaccel" else None
+        entry, _ = self._entry(self._canonical(args))
+        return entry.fn if entry.kind == "llvmaccel" else None
 
     def kernel_for(self, *args: Any) -> FfiKernel | None:
         """The registered kernel for these arguments (None if it fell back)."""
-        (kind, fn, _, _), arrays = self._entry(self._canonical(args))
-        if kind != "llvmaccel":
+        entry, arrays = self._entry(self._canonical(args))
+        if entry.kind != "llvmaccel":
             return None
-        return ffi_kernel(fn, *arrays, vmap_method=self.vmap_method)
+        method = "sequential" if self.vmap_method == "compile" else self.vmap_method
+        return ffi_kernel(entry.fn, *arrays, vmap_method=method)
 
     def __call__(self, *args: Any) -> Any:
         import jax
 
         args = self._canonical(args)
-        (kind, fn, out_tree, out_dtypes), arrays = self._entry(args)
-        if kind == "jax":
-            return jax.tree_util.tree_unflatten(out_tree, jax.tree_util.tree_leaves(
-                fn(*arrays)))
-        outs = ffi_kernel(fn, *arrays, vmap_method=self.vmap_method)(*arrays)
-        outs = [o if o.dtype == dt else o.astype(dt)
-                for o, dt in zip(outs, out_dtypes, strict=True)]
-        return jax.tree_util.tree_unflatten(out_tree, outs)
+        entry, arrays = self._entry(args)
+        if entry.kind == "jax":
+            return jax.tree_util.tree_unflatten(entry.out_tree, jax.tree_util.tree_leaves(
+                entry.fn(*arrays)))
+        outs = entry.transformable(self._jit._recompile, self.vmap_method)(*arrays)  # noqa: SLF001
+        return jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
 
 def ffi_function(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
                  auto: str | None = None, static_argnums: tuple[int, ...] = (),
-                 fallback: bool = False, vmap_method: str | None = "sequential") -> Any:
+                 fallback: bool = False, vmap_method: str | None = "compile") -> Any:
     """Compiles ``fun`` with llvmaccel for use inside :func:`jax.jit`.
 
     Usable as ``ffi_function(f)``, ``@ffi_function`` or ``@ffi_function(...)``.
@@ -364,11 +370,13 @@ def ffi_function(fun: Callable[..., Any] | None = None, *, pipeline: str | None 
         fallback: On an unsupported primitive, warn and trace ``fun`` into the
             program as plain JAX instead of raising
             :class:`~llvmaccel.jax.UnsupportedPrimitive`.
-        vmap_method: How :func:`jax.vmap` maps the call (``"sequential"``,
-            ``"sequential_unrolled"``, or None to refuse).
+        vmap_method: How :func:`jax.vmap` maps the call: ``"compile"``
+            (llvmaccel compiles the batched function, one kernel call per
+            batch), ``"sequential"`` or ``"sequential_unrolled"`` (the kernel
+            once per batch element), or None to refuse.
 
     Returns:
-        An :class:`FfiFunction`.
+        An :class:`FfiFunction`, differentiable with ``jax.grad``.
     """
     if fun is None:
         return lambda f: FfiFunction(f, pipeline, auto, static_argnums, fallback, vmap_method)
