@@ -12,9 +12,11 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -26,8 +28,11 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -35,6 +40,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <algorithm>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -599,8 +605,65 @@ Status runPasses(ModuleHandle &H, const RunOptions &Opts, Report &R) {
   return runPipeline(*H.M, *H.Ctx, Opts, R);
 }
 
+namespace {
+
+/// Appends every function JITLink places to /tmp/perf-<pid>.map, the file in
+/// which Linux perf looks up the names of JIT'd code ("START SIZE name", hex).
+class PerfMapPlugin : public orc::ObjectLinkingLayer::Plugin {
+public:
+  explicit PerfMapPlugin(std::string Label) : Label(std::move(Label)) {}
+
+  void modifyPassConfig(orc::MaterializationResponsibility &,
+                        jitlink::LinkGraph &,
+                        jitlink::PassConfiguration &Config) override {
+    Config.PostFixupPasses.push_back([this](jitlink::LinkGraph &G) {
+      record(G);
+      return Error::success();
+    });
+  }
+  Error notifyFailed(orc::MaterializationResponsibility &) override {
+    return Error::success();
+  }
+  Error notifyRemovingResources(orc::JITDylib &, orc::ResourceKey) override {
+    return Error::success();
+  }
+  void notifyTransferringResources(orc::JITDylib &, orc::ResourceKey,
+                                   orc::ResourceKey) override {}
+
+private:
+  void record(jitlink::LinkGraph &G) {
+    std::string Lines;
+    raw_string_ostream OS(Lines);
+    for (jitlink::Symbol *Sym : G.defined_symbols()) {
+      if (!Sym->hasName() || !Sym->isCallable() || Sym->getSize() == 0)
+        continue;
+      OS << format_hex_no_prefix(Sym->getAddress().getValue(), 1) << ' '
+         << format_hex_no_prefix(Sym->getSize(), 1)
+         << " llvmaccel:" << accel::nameText(Sym->getName());
+      if (!Label.empty())
+        OS << ' ' << Label;
+      OS << '\n';
+    }
+    if (Lines.empty())
+      return;
+    static std::mutex FileLock;
+    std::lock_guard<std::mutex> G2(FileLock);
+    std::error_code EC;
+    std::string Path =
+        "/tmp/perf-" + std::to_string(sys::Process::getProcessId()) + ".map";
+    raw_fd_ostream File(Path, EC, sys::fs::OF_Append | sys::fs::OF_Text);
+    if (!EC)
+      File << Lines;
+  }
+
+  std::string Label;
+};
+
+} // namespace
+
 Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
-                  std::shared_ptr<JITHandle> &Out) {
+                  std::shared_ptr<JITHandle> &Out, bool PerfMap,
+                  const std::string &PerfLabel) {
   initializeLLVM();
   // The JIT owns its module and context: compile a private copy.
   std::string BC = moduleBitcode(H);
@@ -638,6 +701,14 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
   if (!Gen)
     return Status::error(Status::JITError, toString(Gen.takeError()));
   (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  if (PerfMap) {
+    // Labels are one line: the map is line-oriented.
+    std::string Label = PerfLabel;
+    std::replace(Label.begin(), Label.end(), '\n', ' ');
+    if (auto *OLL =
+            dyn_cast<orc::ObjectLinkingLayer>(&(*JIT)->getObjLinkingLayer()))
+      OLL->addPlugin(std::make_shared<PerfMapPlugin>(std::move(Label)));
+  }
 
   orc::ThreadSafeModule TSM(std::move(*M),
                             orc::ThreadSafeContext(std::move(Ctx)));

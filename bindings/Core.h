@@ -128,8 +128,12 @@ std::shared_ptr<ModuleHandle> cloneModule(ModuleHandle &M);
 Status runPasses(ModuleHandle &M, const RunOptions &Opts, Report &R);
 
 /// Compiles a copy of \p M for the host, after running \p Opts.Pipeline.
+/// With \p PerfMap, every function linked is appended to
+/// /tmp/perf-<pid>.map (Linux perf's map of JIT'd code) as
+/// "llvmaccel:<name> <PerfLabel>".
 Status jitCompile(ModuleHandle &M, const RunOptions &Opts, Report &R,
-                  std::shared_ptr<JITHandle> &Out);
+                  std::shared_ptr<JITHandle> &Out, bool PerfMap = false,
+                  const std::string &PerfLabel = "");
 Status jitLookup(JITHandle &J, const std::string &Name, uint64_t &Address);
 /// Signature of a function in the JIT-compiled module.
 Status jitFunctionInfo(JITHandle &J, const std::string &Name,

@@ -222,7 +222,8 @@ PYBIND11_MODULE(_core, m) {
       "jit_compile",
       [](PyModuleRef &M, const std::string &Pipeline,
          const std::string &RemarkFilter, const std::string &Auto,
-         const std::string &VectorLibrary) {
+         const std::string &VectorLibrary, bool PerfMap,
+         const std::string &PerfLabel) {
         Report R;
         std::shared_ptr<JITHandle> J;
         Status S;
@@ -231,13 +232,14 @@ PYBIND11_MODULE(_core, m) {
           S = jitCompile(*M.H,
                          runOptions(Pipeline, false, RemarkFilter, "host", Auto,
                                     VectorLibrary),
-                         R, J);
+                         R, J, PerfMap, PerfLabel);
         }
         check(S);
         return py::make_tuple(PyJITRef{J}, reportDict(R));
       },
       py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"),
-      py::arg("auto_passes"), py::arg("vector_library") = "");
+      py::arg("auto_passes"), py::arg("vector_library") = "",
+      py::arg("perf_map") = false, py::arg("perf_label") = "");
   m.def("host_info", []() {
     HostInfo Info;
     Status S;

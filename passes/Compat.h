@@ -39,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 // Debian's LLVM is a release build, where STATISTIC declares a no-op counter.
 // llvmaccel's counters are always kept, so `opt -stats` and the Python
@@ -204,6 +205,15 @@ inline int64_t costValueOf(int64_t V) { return V; }
 inline int64_t costValueOf(std::optional<int64_t> V) { return *V; }
 inline int64_t costValue(const InstructionCost &C) {
   return costValueOf(C.getValue());
+}
+
+/// The text of a name that is a StringRef in some releases and an interned
+/// orc::SymbolStringPtr in others (jitlink::Symbol::getName() since LLVM 20).
+template <typename NameT> StringRef nameText(const NameT &Name) {
+  if constexpr (std::is_convertible_v<const NameT &, StringRef>)
+    return Name;
+  else
+    return *Name;
 }
 
 } // namespace accel

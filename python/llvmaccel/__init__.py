@@ -15,7 +15,7 @@ The package wraps the LLVMAccel pass plugin:
 
 from __future__ import annotations
 
-from . import jit, kernelgen
+from . import jit, kernelgen, profiling
 from .check import CheckResult, Finding, check
 from .errors import (
     IRParseError,
@@ -36,6 +36,7 @@ from .pipeline import (
     plugin_path,
     run_passes,
 )
+from .profiling import Profile, profile
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ __all__ = [
     "PassInfo",
     "PassParameter",
     "PipelineError",
+    "Profile",
     "Remark",
     "Report",
     "VerifyError",
@@ -62,5 +64,7 @@ __all__ = [
     "parse_ir",
     "passes",
     "plugin_path",
+    "profile",
+    "profiling",
     "run_passes",
 ]

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import jit, vecmath
+from . import jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate
 from .errors import KernelZeroDivisionError
@@ -172,6 +172,23 @@ def _tensor_signature(inputs: tuple) -> tuple | None:
     return tuple(sig) if sig else None
 
 
+def kernel_ops(graph: Graph) -> str:
+    """The frontend ops a graph computes, bracketed, as profiles name them:
+    ``[addmm@model.py:12 (forward), relu@model.py:13 (forward)]`` (the
+    graph's own ops where the frontend gave no sources)."""
+    ops = [f"{op}@{src}" if src else op for op, src in graph.sources] or \
+        [n.op for n in graph.nodes if n.op not in ("input", "constant")]
+    text = ", ".join(ops)
+    if len(text) > 240:
+        text = text[:237] + "..."
+    return f"[{text}]"
+
+
+def kernel_label(graph: Graph, function: str) -> str:
+    """A kernel's name in profiles: its function and :func:`kernel_ops`."""
+    return function + kernel_ops(graph)
+
+
 class CompiledGraph:
     """A graph compiled to machine code; call it with arrays or tensors.
 
@@ -261,7 +278,17 @@ class CompiledGraph:
                                  f"(in [{lo}, {hi}], a multiple of {m})")
         return env
 
+    @property
+    def label(self) -> str:
+        """The kernel's name in profiles (:func:`kernel_label`)."""
+        return kernel_label(self.graph, self.kernel.name)
+
     def __call__(self, *inputs: Any, symbols: dict[str, int] | None = None) -> list[Any]:
+        if profiling.instrumented():
+            return profiling.call_instrumented(self, lambda: self._run(inputs, symbols))
+        return self._run(inputs, symbols)
+
+    def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
         key = _tensor_signature(inputs)
         if key is not None and symbols:
             key = (key, tuple(sorted(symbols.items())))
@@ -441,7 +468,8 @@ def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
     else:
         _stats.disk_hits += 1
     compiled_module = jit.compile(parse_ir(bitcode, name="llvmaccel-graph"),
-                                  "function(verify)")
+                                  "function(verify)",
+                                  perf_label=kernel_ops(graph))
     return CompiledGraph(graph, kernel, compiled_module, report, pipeline, bitcode)
 
 

@@ -387,6 +387,9 @@ class Graph:
         nodes: Every node, in topological order.
         outputs: The result nodes, in result order.
         constants: Values of ``constant`` tensors (node id -> numpy array).
+        sources: The frontend ops lowered into the graph, as (op, source
+            line) pairs (FX node and its ``stack_trace``, jaxpr equation and
+            its user frame), for profiles; they do not change the code.
     """
 
     def __init__(self) -> None:
@@ -397,6 +400,9 @@ class Graph:
         # Known facts of size symbols: name -> (lowest, highest, multiple of);
         # the code generator states them at kernel entry (shape anchors).
         self.symbol_facts: dict[str, tuple[int | None, int | None, int]] = {}
+        # The frontend ops lowered into the graph, (op, source line or ""):
+        # names for profiles (llvmaccel.profiling); not part of the code.
+        self.sources: list[tuple[str, str]] = []
 
     # -- bookkeeping ------------------------------------------------------
     def _add(self, node: Node) -> Node:

@@ -206,6 +206,7 @@ def compile(
     remarks: str = "accel-.*",
     auto: AutoPasses | None = None,
     vector_library: str | None = None,
+    perf_label: str = "",
 ) -> CompiledModule:
     """Optimizes a copy of ``module`` for this machine and JIT-compiles it.
 
@@ -219,6 +220,8 @@ def compile(
         vector_library: ``"libmvec"`` lets the vectorizer call glibc's vector
             math variants (loaded into the process first,
             :func:`llvmaccel.vecmath.load`); ``None``: scalar math calls.
+        perf_label: Appended to the module's function names in the perf map
+            (written while :func:`llvmaccel.profiling.perf_map_enabled`).
 
     The module itself is not changed.
     """
@@ -229,6 +232,9 @@ def compile(
 
         if vector_library == vecmath.VECTOR_LIBRARY and vecmath.load() is None:
             raise JITError("vector_library='libmvec': glibc's libmvec cannot be loaded here")
+    from . import profiling
+
     ref, raw_report = core.jit_compile(module._ref, pipeline, remarks, _auto_selection(auto),
-                                       vector_library or "")
+                                       vector_library or "", profiling.perf_map_enabled(),
+                                       perf_label)
     return CompiledModule(ref, Report._from_native(raw_report), pipeline)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import operator
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -224,9 +225,24 @@ def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[No
                 raise
             except (GraphError, TypeError, ValueError, IndexError) as e:
                 raise UnsupportedPrimitive(name, str(e)) from e
+            g.sources.append((name, source_line(eqn)))
         for v, o in zip(eqn.outvars, outs, strict=False):
             env[v] = o
     return [read(v) for v in jaxpr.outvars]
+
+
+def source_line(eqn: Any) -> str:
+    """``file.py:LINE (function)`` of the user code a jaxpr equation came
+    from (JAX's innermost user frame), or "" where JAX keeps none."""
+    try:
+        from jax._src import source_info_util
+
+        frame = source_info_util.user_frame(eqn.source_info.traceback)
+    except (ImportError, AttributeError, TypeError):
+        return ""
+    if frame is None:
+        return ""
+    return f"{os.path.basename(frame.file_name)}:{frame.start_line} ({frame.function_name})"
 
 
 def _fix(g: Graph, node: Node, aval: Any) -> Node:

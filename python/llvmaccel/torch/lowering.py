@@ -10,6 +10,8 @@ symbolic sizes (dynamic shapes) become size symbols of the graph.
 from __future__ import annotations
 
 import operator
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -1039,6 +1041,19 @@ class LoweredGraph:
     ops: list[str] = field(default_factory=list)
 
 
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """``file.py:LINE (function)`` of the user code an FX node came from
+    (the innermost frame of its ``stack_trace``), or "" if it has none."""
+    frames = _FRAME.findall(node.meta.get("stack_trace") or "")
+    if not frames:
+        return ""
+    path, line, fn = frames[-1]
+    return f"{os.path.basename(path)}:{line} ({fn})"
+
+
 def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     """Lowers an ATen-level FX graph (every node must pass :func:`node_support`)."""
     g = Graph()
@@ -1107,6 +1122,7 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
         except (GraphError, TypeError, ValueError, KeyError, IndexError) as e:
             raise LoweringError(f"{node.name} ({t}): {e}") from e
         ops.append(name)
+        g.sources.append((node.name, source_line(node)))
     outs_fx = out_spec if isinstance(out_spec, (tuple, list)) else [out_spec]
     outputs: list[tuple[str, Any]] = []
     graph_outs: list[Node] = []
