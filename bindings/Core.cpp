@@ -24,6 +24,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
@@ -598,6 +599,31 @@ std::shared_ptr<ModuleHandle> cloneModule(ModuleHandle &H) {
   std::shared_ptr<ModuleHandle> Out;
   parseInto(MemoryBufferRef(BC, moduleName(H)), Out);
   return Out;
+}
+
+Status linkModule(ModuleHandle &Dest, ModuleHandle &Src,
+                  const std::vector<std::string> &Inline) {
+  std::string BC = moduleBitcode(Src); // Src lives in another context.
+  std::lock_guard<std::mutex> G(Dest.Lock);
+  Expected<std::unique_ptr<Module>> M =
+      parseBitcodeFile(MemoryBufferRef(BC, "link"), *Dest.Ctx);
+  if (!M)
+    return Status::error(Status::IOError, toString(M.takeError()));
+  if (Linker::linkModules(*Dest.M, std::move(*M)))
+    return Status::error(Status::VerifyError,
+                         "cannot link module into " +
+                             Dest.M->getModuleIdentifier());
+  for (const std::string &Name : Inline) {
+    Function *F = Dest.M->getFunction(Name);
+    if (!F || F->isDeclaration())
+      return Status::error(Status::VerifyError,
+                           "no function @" + Name + " defined after linking");
+    F->setLinkage(GlobalValue::InternalLinkage);
+    F->removeFnAttr(Attribute::NoInline);
+    F->removeFnAttr(Attribute::OptimizeNone);
+    F->addFnAttr(Attribute::AlwaysInline);
+  }
+  return verifyWithMessage(*Dest.M, "after linking: ");
 }
 
 Status runPasses(ModuleHandle &H, const RunOptions &Opts, Report &R) {

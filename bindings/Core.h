@@ -124,6 +124,11 @@ Status verifyModule(ModuleHandle &M);
 std::vector<FunctionInfo> moduleFunctions(ModuleHandle &M);
 std::shared_ptr<ModuleHandle> cloneModule(ModuleHandle &M);
 
+/// Links a copy of \p Src into \p Dest; each function of \p Inline (defined
+/// after linking) becomes internal and always-inline.
+Status linkModule(ModuleHandle &Dest, ModuleHandle &Src,
+                  const std::vector<std::string> &Inline);
+
 /// Runs a textual new-PM pipeline over \p M in place.
 Status runPasses(ModuleHandle &M, const RunOptions &Opts, Report &R);
 

@@ -164,7 +164,21 @@ PYBIND11_MODULE(_core, m) {
              return Out;
            })
       .def("clone",
-           [](PyModuleRef &R) { return PyModuleRef{cloneModule(*R.H)}; });
+           [](PyModuleRef &R) { return PyModuleRef{cloneModule(*R.H)}; })
+      .def(
+          "link",
+          [](PyModuleRef &R, PyModuleRef &Src,
+             const std::vector<std::string> &Inline) {
+            if (R.H == Src.H)
+              throw py::value_error("cannot link a module into itself");
+            Status S;
+            {
+              py::gil_scoped_release NoGIL;
+              S = linkModule(*R.H, *Src.H, Inline);
+            }
+            check(S);
+          },
+          py::arg("src"), py::arg("inline") = std::vector<std::string>());
 
   py::class_<PyJITRef>(m, "JITRef")
       .def("lookup",

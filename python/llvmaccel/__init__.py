@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import jit, kernelgen, profiling
 from .check import CheckResult, Finding, check
+from .custom_ops import CustomOp, custom_op
 from .errors import (
     IRParseError,
     JITError,
@@ -42,6 +43,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CheckResult",
+    "CustomOp",
     "Finding",
     "Function",
     "IRParseError",
@@ -57,6 +59,7 @@ __all__ = [
     "Report",
     "VerifyError",
     "check",
+    "custom_op",
     "jit",
     "kernelgen",
     "llvm_version",

@@ -459,6 +459,10 @@ def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
         bitcode, report = _disk_load(directory, digest)
     if bitcode is None or report is None:
         module = parse_ir(kernel.ir, name="llvmaccel-graph")
+        if kernel.links:
+            from .custom_ops import link_bodies
+
+            link_bodies(module, kernel.links)
         report = run_passes(module, pipeline, target="host", auto=key[5].split(","),
                             vector_library=key[7] or None)
         bitcode = module.to_bitcode()

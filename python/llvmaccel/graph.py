@@ -835,6 +835,22 @@ class Graph:
         shape = batch + (a.shape[-2], b.shape[-1])
         return self._add(Node("matmul", (a, b), shape, a.dtype, {}))
 
+    def custom(self, op: str, function: str, inputs: list[Node], shape: tuple[Dim, ...],
+               dtype: DType, sizes: tuple[Dim, ...], error: str | None = None,
+               checks: tuple[tuple[Dim, Dim], ...] = ()) -> Node:
+        """A call of custom op ``op`` (:mod:`llvmaccel.custom_ops`): its body
+        ``function`` reads ``inputs`` (each contiguous, of its own shape) and
+        the sizes ``sizes`` (i64, in the op's order) and writes the result, of
+        ``shape`` and ``dtype``, whole. With ``error``, the body returns i32,
+        nonzero when it rejects its arguments (a ValueError with that text).
+        ``checks`` are pairs of sizes the signature says are equal, compared
+        before the call (a ValueError when they differ)."""
+        if not inputs:
+            raise GraphError(f"custom op {op}: no operands")
+        return self._add(Node("custom", tuple(inputs), tuple(shape), dtype,
+                              {"op": op, "function": function, "sizes": tuple(sizes),
+                               "error": error, "checks": tuple(checks)}))
+
     # -- indexing ---------------------------------------------------------
     def take(self, x: Node, index: Node, axis: int, mode: str = "check",
              fill: int | float = 0) -> Node:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._native import core
@@ -92,6 +93,25 @@ class Module:
     def clone(self) -> Module:
         """An independent copy of the module (in a new context)."""
         return Module(self._ref.clone())
+
+    def link(self, other: Module, inline: Sequence[str] = ()) -> None:
+        """Links a copy of ``other`` into this module (LLVM's IR linker).
+
+        Each function named in ``inline`` (defined after linking) becomes
+        ``internal`` and ``alwaysinline``. ``other`` is not changed.
+
+        Raises:
+            TypeError: ``other`` is not a Module.
+            ValueError: ``other`` is this module.
+            VerifyError: The modules do not link (a symbol defined twice,
+                mismatched types), a function of ``inline`` is not defined,
+                or the result does not verify.
+        """
+        if not isinstance(other, Module):
+            raise TypeError(f"expected a llvmaccel.Module, got {type(other).__name__}")
+        if isinstance(inline, str):
+            inline = [inline]
+        self._ref.link(other._ref, list(inline))
 
 
 def parse_ir(source: str | bytes, name: str = "<string>") -> Module:

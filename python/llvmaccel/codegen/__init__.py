@@ -58,6 +58,7 @@ from ..target import TargetInfo
 from . import common
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
 from .conv import ConvEmitter
+from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
@@ -67,7 +68,7 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 
-class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter):
+class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 
@@ -140,6 +141,8 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                 must.add(_root_for_buffer(_matmul_source(x)[0] if n.op == "matmul" else x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):
             must.add(_root_for_buffer(n.inputs[1]))
+        if n.op == "custom":  # contiguous operands of their own shapes
+            must.update(x.id for x in n.inputs)
         cheap = n.op in ("scalar", "iota", "cast") or n.op in _VIEWS or n.op in _BUFFERS
         if not cheap and (eff[n.id] > 1 or expanded[n.id]):
             must.add(n.id)
@@ -234,7 +237,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                      f'[{used}], section "llvm.metadata"')
     return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
                   outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
-                  output_map=output_map)
+                  output_map=output_map, links=sorted(set(e.links)))
 
 
 @dataclass

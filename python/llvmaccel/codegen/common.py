@@ -43,6 +43,9 @@ class Kernel:
         symbols: Size symbols, in parameter order (after the pointers).
         errors: Return code -> (exception name, message).
         output_map: For graph output k, the output buffer index it is in.
+        links: (function, custom op name) of every custom op body the module
+            calls: :mod:`llvmaccel.custom_ops` bodies linked in before the
+            pipeline runs.
     """
 
     ir: str
@@ -54,11 +57,12 @@ class Kernel:
     symbols: list[str]
     errors: dict[int, tuple[str, str]] = field(default_factory=dict)
     output_map: list[int] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
 
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",
                     "view_as_complex", "view_as_real"})
-_KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool"})
+_KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool", "custom"})
 _BUFFERS = frozenset({"input", "constant"})
 
 

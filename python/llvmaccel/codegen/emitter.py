@@ -27,6 +27,8 @@ class EmitterCore:
         self.prologue: list[str] = []
         self.body: list[str] = []
         self.decls: dict[str, str] = {}
+        # (function, custom op name) of custom op bodies called (Kernel.links).
+        self.links: list[tuple[str, str]] = []
         self.vector_variants: set[str] = set()  # vecmath symbols the calls name
         self.block = "entry"
         self.count = 0
@@ -378,6 +380,8 @@ class EmitterCore:
             self.emit_conv(node, out)
         elif node.op == "pool":
             self.emit_pool(node, out)
+        elif node.op == "custom":
+            self.emit_custom(node, out)
         elif self.complex_pairs_source(node) is not None:
             self.emit_complex_pairs(self.complex_pairs_source(node), out)  # type: ignore[arg-type]
         elif self.flat_ok(node) and node.rank > 1:

@@ -245,6 +245,18 @@ def source_line(eqn: Any) -> str:
     return f"{os.path.basename(frame.file_name)}:{frame.start_line} ({frame.function_name})"
 
 
+def register_custom_op(op: Any) -> None:
+    """Lowers the JAX primitive of a :class:`~llvmaccel.custom_ops.CustomOp`
+    inline (done when its primitive is made)."""
+
+    def rule(g: Graph, ins: list[Node], eqn: Any) -> Node:
+        it = iter(ins)
+        return op.lower(g, [next(it) if p.is_array else int(eqn.params[p.name])
+                            for p in op.params])
+
+    RULES[op.name] = rule
+
+
 def _fix(g: Graph, node: Node, aval: Any) -> Node:
     """Casts/reshapes a rule's result to the equation's abstract value."""
     node = g.cast(node, graph_dtype(aval.dtype))

@@ -15,6 +15,10 @@ default pipelines), ``strict`` (raise instead of falling back to eager).
 
 from __future__ import annotations
 
+from .. import custom_ops as _custom_ops
 from .dynamo import Explanation, FallbackNode, LLVMAccelTorchError, backend, explain
+
+for _op in _custom_ops.registered():  # ops declared before torch was imported
+    _op.register_torch()
 
 __all__ = ["backend", "explain", "Explanation", "FallbackNode", "LLVMAccelTorchError"]

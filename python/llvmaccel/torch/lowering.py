@@ -900,8 +900,20 @@ _SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operato
 
 
 def _op_name(target: Any) -> str:
-    name = getattr(target, "__name__", str(target))
-    return name.split(".")[0]
+    name = getattr(target, "__name__", str(target)).split(".")[0]
+    namespace = getattr(target, "namespace", "aten")
+    return name if namespace == "aten" else f"{namespace}::{name}"
+
+
+def register_custom_op(op: Any) -> None:
+    """Lowers ``torch.ops.<ns>.<name>`` calls of a
+    :class:`~llvmaccel.custom_ops.CustomOp` inline (done when the op is
+    registered with torch)."""
+
+    def lower(c: _Ctx, *args: Any) -> Node:
+        return op.lower(c.g, list(args))
+
+    _LOWER[op.name] = lower
 
 
 def node_support(node: torch.fx.Node) -> str | None:
