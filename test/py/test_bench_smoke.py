@@ -60,3 +60,19 @@ def test_frontends_bench_quick(tmp_path):
     assert {"llvmaccel", "llvmaccel-noaccel", "eager", "inductor"} <= variants
     assert all(len(v) == 2 for v in models["dlrm"]["all_ms"].values())
     assert (tmp_path / "frontends.md").read_text().startswith("# llvmaccel frontends")
+
+
+def test_custom_ops_bench_quick(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/custom-ops/run.py"), "--quick", "--out",
+         str(tmp_path)], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    report = json.loads((tmp_path / "custom-ops.json").read_text())
+    (host,) = report["hosts"].values()
+    assert host["machine"]["llvm_cpu"] and host["machine"]["cpu_model"]
+    names = [b["name"] for b in host["benchmarks"]]
+    assert names == ["GNN layer relu(A @ (h @ W))", "segment sum"]
+    assert all(ms > 0 for b in host["benchmarks"] for ms in b["ms"].values())
+    assert (tmp_path / "custom-ops.md").read_text().startswith("# Custom ops")
