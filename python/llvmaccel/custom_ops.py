@@ -311,6 +311,8 @@ class CustomOp:
         self._compiled: dict[tuple, Any] = {}
         self._torch_lib: Any = None
         self._jax_primitive: Any = None
+        self._vjp: Callable[..., Sequence[Any]] | None = None
+        self._jax_vjps: dict[tuple, Callable[..., Any]] = {}
 
     def __repr__(self) -> str:
         return f"<llvmaccel.CustomOp {self.name}{self.signature[self.signature.index('('):]}>"
@@ -618,6 +620,8 @@ class CustomOp:
             lib.impl(self.opname, eager, "CPU")
             torch.library.register_fake(self.name, fake, lib=lib)
             self._torch_lib = lib
+            if self._vjp is not None:
+                self._register_torch_autograd()
             # Importing llvmaccel.torch registers every declared op: this one
             # is registered by now.
             from .torch import lowering
@@ -634,14 +638,101 @@ class CustomOp:
             return self._jax_primitive
 
     def jax_call(self, *args: Any) -> Any:
-        """Binds the JAX primitive: arrays are operands, ints static."""
+        """Binds the JAX primitive: arrays are operands, ints static (through
+        a :func:`jax.custom_vjp` when the op has a VJP)."""
         import jax.numpy as jnp
 
         arrays, shapes, ints = self._split(args, "as declared")
         self.bind(shapes, ints)
         statics = {p.name: int(v) for p, v in zip(self.params, ints, strict=True)
                    if not p.is_array}
-        return self.jax_primitive.bind(*[jnp.asarray(a) for a in arrays], **statics)
+        operands = [jnp.asarray(a) for a in arrays]
+        if self._vjp is None:
+            return self.jax_primitive.bind(*operands, **statics)
+        return self._jax_differentiable(tuple(sorted(statics.items())))(*operands)
+
+    # -- gradients ------------------------------------------------------------
+    def def_vjp(self, backward: Callable[..., Sequence[Any]]) -> Callable[..., Sequence[Any]]:
+        """Gives the op a vector-Jacobian product, for ``loss.backward()`` in
+        PyTorch and ``jax.grad`` in JAX (usable as a decorator).
+
+        ``backward(*args, out, grad)`` receives the op's arguments, its result
+        and the result's cotangent, and returns one cotangent per parameter
+        (None for integer parameters and arguments without a gradient). It
+        runs in the framework of the call: write it with custom ops (their
+        calls dispatch on the array type) or with that framework's ops.
+        """
+        if not callable(backward):
+            raise TypeError(f"{self.name}: the VJP must be a function")
+        with self._lock:
+            if self._vjp is not None:
+                raise ValueError(f"{self.name} already has a VJP")
+            self._vjp = backward
+            if self._torch_lib is not None:
+                self._register_torch_autograd()
+        return backward
+
+    def _register_torch_autograd(self) -> None:
+        import torch
+
+        def setup(ctx: Any, inputs: tuple, output: Any) -> None:
+            ctx.args = inputs
+            ctx.out = output
+
+        def backward(ctx: Any, grad: Any) -> tuple:
+            grads = tuple(self._vjp(*ctx.args, ctx.out, grad))  # type: ignore[misc]
+            if len(grads) != len(self.params):
+                raise ValueError(f"{self.name}: the VJP returned {len(grads)} cotangents for "
+                                 f"{len(self.params)} parameters")
+            return tuple(g if isinstance(g, torch.Tensor) else None for g in grads)
+
+        torch.library.register_autograd(self.name, backward, setup_context=setup,
+                                        lib=self._torch_lib)
+
+    def _jax_differentiable(self, statics: tuple) -> Callable[..., Any]:
+        import jax
+        import jax.numpy as jnp
+
+        with self._lock:
+            hit = self._jax_vjps.get(statics)
+            if hit is not None:
+                return hit
+        kw = dict(statics)
+        prim = self.jax_primitive
+
+        @jax.custom_vjp
+        def call(*arrays: Any) -> Any:
+            return prim.bind(*arrays, **kw)
+
+        def full(arrays: Sequence[Any]) -> list[Any]:
+            it = iter(arrays)
+            return [next(it) if p.is_array else kw[p.name] for p in self.params]
+
+        def fwd(*arrays: Any) -> tuple[Any, tuple]:
+            out = call(*arrays)
+            return out, (arrays, out)
+
+        def bwd(res: tuple, grad: Any) -> tuple:
+            arrays, out = res
+            grads = list(self._vjp(*full(arrays), out, grad))  # type: ignore[misc]
+            if len(grads) != len(self.params):
+                raise ValueError(f"{self.name}: the VJP returned {len(grads)} cotangents for "
+                                 f"{len(self.params)} parameters")
+            arr_grads = [g for p, g in zip(self.params, grads, strict=True) if p.is_array]
+            cts = []
+            for a, g in zip(arrays, arr_grads, strict=True):
+                if not jnp.issubdtype(a.dtype, jnp.inexact):
+                    cts.append(np.zeros(a.shape, jax.dtypes.float0))
+                elif g is None:
+                    cts.append(jnp.zeros(a.shape, a.dtype))
+                else:
+                    cts.append(g)
+            return tuple(cts)
+
+        call.defvjp(fwd, bwd)
+        with self._lock:
+            self._jax_vjps[statics] = call
+        return call
 
 
 def _vars_of(p: Param) -> list[str]:

@@ -261,3 +261,36 @@ def test_csr_spmm_reaches_accel_prefetch():
     assert "accel-prefetch" in e.passes_fired()
     assert any("across the iterations of the outer loop" in r.message for r in e.remarks
                if r.kind == "passed")
+
+
+def test_vjp_in_both_frameworks():
+    sys.path.insert(0, str(ROOT / "examples" / "custom_ops"))
+    try:
+        import segment_sum as seg
+    finally:
+        sys.path.pop(0)
+    op = _gather_op()
+
+    @op.def_vjp
+    def _(x, idx, out, grad):  # d x = grad's rows added back where they came from
+        return seg.segment_sum(grad, idx, x.shape[0]), None
+
+    with pytest.raises(ValueError, match="already has a VJP"):
+        op.def_vjp(lambda *a: a)
+    want = np.zeros_like(X)
+    np.add.at(want, IDX, 2 * X[IDX])  # d/dx sum(x[idx]**2)
+
+    x = torch.from_numpy(X.copy()).requires_grad_()
+    (op(x, torch.from_numpy(IDX)) ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), want)
+
+    x = torch.from_numpy(X.copy()).requires_grad_()
+    loss = torch.compile(lambda x, i: (op(x, i) ** 2).sum(), backend="llvmaccel")
+    loss(x, torch.from_numpy(IDX)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), want)
+
+    with jax.enable_x64(True):
+        f = lambda x: (op(x, jnp.asarray(IDX)) ** 2).sum()  # noqa: E731
+        np.testing.assert_allclose(np.asarray(jax.grad(f)(jnp.asarray(X))), want)
+        g = lj.jit(lambda x, i: (op(x, i) ** 2).sum())
+        np.testing.assert_allclose(np.asarray(jax.grad(g)(X, IDX)), want)
