@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AccelAsyncFusion.h"
+#include "AccelLoopProfile.h"
 #include "AccelMaskedLoad.h"
 #include "AccelPhiDecompose.h"
 #include "AccelPrefetch.h"

@@ -424,7 +424,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
             ``"none"`` or comma-separated pass names; None leaves it to
             ``$LLVMACCEL_AUTO`` (default all).
     """
-    pipeline = pipeline or DEFAULT_PIPELINE
+    pipeline = profiling.with_loop_timing(pipeline or DEFAULT_PIPELINE)
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,

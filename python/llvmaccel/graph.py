@@ -390,6 +390,8 @@ class Graph:
         sources: The frontend ops lowered into the graph, as (op, source
             line) pairs (FX node and its ``stack_trace``, jaxpr equation and
             its user frame), for profiles; they do not change the code.
+        node_source: For the nodes a frontend op was lowered to, the index
+            of that op in ``sources``.
     """
 
     def __init__(self) -> None:
@@ -403,6 +405,8 @@ class Graph:
         # The frontend ops lowered into the graph, (op, source line or ""):
         # names for profiles (llvmaccel.profiling); not part of the code.
         self.sources: list[tuple[str, str]] = []
+        # Node id -> index in sources of the frontend op that made it.
+        self.node_source: dict[int, int] = {}
 
     # -- bookkeeping ------------------------------------------------------
     def _add(self, node: Node) -> Node:
@@ -412,6 +416,13 @@ class Graph:
         node.id = len(self.nodes)
         self.nodes.append(node)
         return node
+
+    def note_source(self, op: str, source: str, first_node: int) -> None:
+        """Records that frontend ``op`` (from ``source``) was lowered to the
+        nodes from id ``first_node`` on (:attr:`sources`, :attr:`node_source`)."""
+        self.sources.append((op, source))
+        for nid in range(first_node, len(self.nodes)):
+            self.node_source.setdefault(nid, len(self.sources) - 1)
 
     def set_outputs(self, outputs: list[Node]) -> None:
         """Sets the graph's results."""

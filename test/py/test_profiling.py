@@ -162,3 +162,52 @@ def test_perf_report_names_the_kernel(tmp_path):
     report = subprocess.run(["perf", "report", "-i", str(data), "--stdio"], check=True,
                             capture_output=True, text=True, timeout=300).stdout
     assert re.search(r"llvmaccel:llvmaccel_main \[mul@hot\.py:\d+", report), report[:3000]
+
+
+class _TwoLayers(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(64, 64)
+        self.b = torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))  # first layer
+        return torch.softmax(self.b(h), -1)  # second layer
+
+
+def test_loop_timing_names_each_loop_nest_after_its_op():
+    lines: dict[str, int] = {}
+    for i, text in enumerate(open(__file__), 1):
+        for k in ("# first layer", "# second layer"):
+            if k in text:
+                lines.setdefault(k, i)
+    profiling.enable_loop_timing()
+    try:
+        torch._dynamo.reset()
+        model = torch.compile(_TwoLayers().eval(), backend="llvmaccel")
+        x = torch.randn(128, 64)
+        with torch.no_grad():
+            torch.testing.assert_close(model(x), _TwoLayers.forward(model._orig_mod, x))
+            prof = llvmaccel.profile(model, x, repeat=5)
+    finally:
+        profiling.enable_loop_timing(False)
+        torch._dynamo.reset()
+    (k,) = prof.kernels
+    assert k.loops and all(lp.entries % 5 == 0 and lp.cycles > 0 for lp in k.loops)
+    assert "accel-loop-profile" not in k.passes
+    ops = {lp.op for lp in k.loops}
+    assert {"addmm", "addmm_1"} <= ops
+    srcs = {lp.source for lp in k.loops}
+    assert f"test_profiling.py:{lines['# first layer']} (forward)" in srcs
+    assert f"test_profiling.py:{lines['# second layer']} (forward)" in srcs
+    assert sum(lp.seconds for lp in k.loops) <= k.total_ns / 1e9 * 1.05
+    assert "  loop n" in str(prof)
+
+
+def test_loop_timing_is_off_by_default_and_costs_nothing():
+    assert not profiling.loop_timing_enabled()
+    assert profiling.with_loop_timing("default<O3>") == "default<O3>"
+    model, x = _compiled()
+    with torch.no_grad():
+        prof = llvmaccel.profile(model, x)
+    assert prof.kernels[0].loops == []

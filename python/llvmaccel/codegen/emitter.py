@@ -27,6 +27,9 @@ class EmitterCore:
         self.prologue: list[str] = []
         self.body: list[str] = []
         self.decls: dict[str, str] = {}
+        # Blocks of a node's loop nest are named "n<id>.<hint><k>", so a
+        # profile can tell whose loop a header is (llvmaccel.profiling).
+        self.label_prefix = ""
         # (function, custom op name) of custom op bodies called (Kernel.links).
         self.links: list[tuple[str, str]] = []
         self.vector_variants: set[str] = set()  # vecmath symbols the calls name
@@ -49,7 +52,7 @@ class EmitterCore:
 
     def label(self, hint: str) -> str:
         self.count += 1
-        return f"{hint}{self.count}"
+        return f"{self.label_prefix}{hint}{self.count}"
 
     def line(self, text: str) -> None:
         self.body.append("  " + text)
@@ -362,12 +365,14 @@ class EmitterCore:
     def materialize(self, node: Node, out: Buffer) -> None:
         self.memo = {}
         own = self.buffers.pop(node.id, None)  # compute the node, do not load it
+        self.label_prefix = f"n{node.id}."
         try:
             self._materialize(node, out)
         finally:
             if own is not None:
                 self.buffers[node.id] = own
             self.memo = {}
+            self.label_prefix = ""
 
     def _materialize(self, node: Node, out: Buffer) -> None:
         if node.op == "reduce":

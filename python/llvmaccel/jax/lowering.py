@@ -215,6 +215,7 @@ def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[No
             rule = RULES.get(name)
             if rule is None:
                 raise UnsupportedPrimitive(name)
+            first = len(g.nodes)
             for ov in eqn.outvars:
                 graph_dtype(ov.aval.dtype, f"result of {name}")
             try:
@@ -225,7 +226,7 @@ def _lower(jaxpr: Any, consts: list[Any], g: Graph, args: list[Node]) -> list[No
                 raise
             except (GraphError, TypeError, ValueError, IndexError) as e:
                 raise UnsupportedPrimitive(name, str(e)) from e
-            g.sources.append((name, source_line(eqn)))
+            g.note_source(name, source_line(eqn), first)
         for v, o in zip(eqn.outvars, outs, strict=False):
             env[v] = o
     return [read(v) for v in jaxpr.outvars]

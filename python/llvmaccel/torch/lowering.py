@@ -1129,12 +1129,13 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
             ops.append(name)
             continue
         ctx = _Ctx(g, node)
+        first = len(g.nodes)
         try:
             env[node] = _LOWER[name](ctx, *args, **kwargs)
         except (GraphError, TypeError, ValueError, KeyError, IndexError) as e:
             raise LoweringError(f"{node.name} ({t}): {e}") from e
         ops.append(name)
-        g.sources.append((node.name, source_line(node)))
+        g.note_source(node.name, source_line(node), first)
     outs_fx = out_spec if isinstance(out_spec, (tuple, list)) else [out_spec]
     outputs: list[tuple[str, Any]] = []
     graph_outs: list[Node] = []
