@@ -7,7 +7,8 @@ Two ops declared once in examples/custom_ops/ and used from both frontends:
   body inlined, accel-prefetch on), the same with the llvmaccel passes off,
   eager PyTorch with ``torch.sparse.mm`` on a CSR tensor, llvmaccel.jax.jit,
   and jax.jit with the sparse product written as a gather and
-  ``jax.ops.segment_sum`` (JAX's own sparse-dense product);
+  ``jax.ops.segment_sum``, and jax.jit with a ``jax.experimental.sparse``
+  BCOO matrix;
 - a segment sum (``demo::segment_sum``, an LLVM IR body): llvmaccel through
   torch.compile, eager ``index_add_``, llvmaccel.jax.jit and jax.jit's
   ``jax.ops.segment_sum``.
@@ -125,6 +126,12 @@ def gnn_variants(nodes: int, degree: int, dim: int, out_dim: int
         xw = x @ w
         return jax.nn.relu(jax.ops.segment_sum(v[:, None] * xw[idx], rows, nodes))
 
+    from jax.experimental import sparse as jsparse
+
+    a_bcoo = jsparse.BCOO((jnp.asarray(values), jnp.stack([jrows, jidx], axis=1)),
+                          shape=(nodes, nodes))
+    bcoo_layer = jax.jit(lambda a, x, w: jax.nn.relu(a @ (x @ w)))
+
     lj = llvmaccel.jax.jit(lambda ip, ix, v, x, w: jax.nn.relu(op(ip, ix, v, x @ w)))
     want = eager()
     for f in (accel, plain):
@@ -133,12 +140,15 @@ def gnn_variants(nodes: int, degree: int, dim: int, out_dim: int
                                rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(np.asarray(lj(indptr, indices, values, h, w)), want.numpy(),
                                rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(bcoo_layer(a_bcoo, jh, jw)), want.numpy(),
+                               rtol=1e-3, atol=1e-3)
     variants = {
         "eager torch.sparse.mm": eager,
         "llvmaccel torch.compile": lambda: accel(*t),
         "llvmaccel, passes off": lambda: plain(*t),
         "jax.jit (gather + segment_sum)":
             lambda: jax_layer(jrows, jidx, jv, jh, jw).block_until_ready(),
+        "jax.jit BCOO": lambda: bcoo_layer(a_bcoo, jh, jw).block_until_ready(),
         "llvmaccel.jax.jit": lambda: lj(indptr, indices, values, h, w).block_until_ready(),
     }
     return variants, f"{nodes} nodes, {len(indices)} edges, {dim} -> {out_dim} features"
