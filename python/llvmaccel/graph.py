@@ -846,6 +846,21 @@ class Graph:
         shape = batch + (a.shape[-2], b.shape[-1])
         return self._add(Node("matmul", (a, b), shape, a.dtype, {}))
 
+    def cumulative(self, fn: str, x: Node, axis: int, reverse: bool = False) -> Node:
+        """Running ``fn`` (``"sum"``, ``"prod"``, ``"max"``, ``"min"``) of
+        ``x`` along ``axis`` (from the last element with ``reverse``): cumsum,
+        cumprod, cummax, cummin."""
+        if fn not in ("sum", "prod", "max", "min"):
+            raise GraphError(f"cumulative: unknown function {fn!r}")
+        if x.dtype.is_complex or x.dtype is DType.bool:
+            raise GraphError(f"cumulative {fn} of {x.dtype.value[0]} is not supported")
+        if not -x.rank <= axis < max(x.rank, 1):
+            raise GraphError(f"cumulative: axis {axis} out of range for rank {x.rank}")
+        if x.rank == 0:
+            return x
+        return self._add(Node("cumulative", (x,), tuple(x.shape), x.dtype,
+                              {"fn": fn, "axis": axis % x.rank, "reverse": bool(reverse)}))
+
     def custom(self, op: str, function: str, inputs: list[Node], shape: tuple[Dim, ...],
                dtype: DType, sizes: tuple[Dim, ...], error: str | None = None,
                checks: tuple[tuple[Dim, Dim], ...] = ()) -> Node:

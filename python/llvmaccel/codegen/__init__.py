@@ -62,13 +62,15 @@ from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
+from .scan import ScanEmitter
 
 # Re-exported for tests and tools that inspect the tiling.
 __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_tiling"]
 
 
 
-class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter):
+class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter,
+               ScanEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 

@@ -428,6 +428,12 @@ def _transpose(g: Graph, ins: list, eqn: Any) -> Node:
     return g.permute(ins[0], tuple(eqn.params["permutation"]))
 
 
+@_rule("cumsum", "cumprod", "cummax", "cummin")
+def _cumulative(g: Graph, ins: list, eqn: Any) -> Node:
+    fn = eqn.primitive.name[3:]
+    return g.cumulative(fn, ins[0], int(eqn.params["axis"]), bool(eqn.params["reverse"]))
+
+
 @_rule("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
        "argmax", "argmin")
 def _reduce(g: Graph, ins: list, eqn: Any) -> Node:

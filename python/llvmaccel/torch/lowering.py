@@ -436,6 +436,12 @@ def _sum(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any =
     return _reduce(c, "sum", x, dims, keepdim)
 
 
+@_op("cumsum", "cumprod")
+def _cumulative(c: _Ctx, x: Node, dim: int, dtype: Any = None) -> Node:
+    fn = "sum" if _op_name(c.node.target) == "cumsum" else "prod"
+    return c.g.cumulative(fn, c.g.cast(x, c.out_dtype), dim)
+
+
 @_op("prod")
 def _prod(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Node:
     return _reduce(c, "prod", x, dim, keepdim)
