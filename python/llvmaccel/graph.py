@@ -256,8 +256,11 @@ COMPLEX_BINARY_OPS = frozenset({"add", "sub", "mul", "div"})
 COMPLEX_REDUCE_OPS = frozenset({"sum", "prod"})
 BINARY_OPS = frozenset({
     "add", "sub", "mul", "div", "pow", "maximum", "minimum", "and", "or", "xor",
-    "rem", "floordiv", "atan2",
+    "rem", "floordiv", "atan2", "shl", "lshr", "ashr",
 })
+# Shifts by at least the width (or by a negative amount, taken as unsigned)
+# give 0 (shl, lshr) or the sign (ashr), as in XLA and PyTorch.
+SHIFT_OPS = ("shl", "lshr", "ashr")
 COMPARE_OPS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
 # Integer forms of these divide: a zero divisor needs a rule (Graph.binary).
@@ -550,6 +553,8 @@ class Graph:
             raise GraphError(f"{op} of complex tensors is not supported")
         if op in ("and", "or", "xor") and dt.is_float:
             raise GraphError(f"{op} needs integer or bool operands")
+        if op in SHIFT_OPS and not dt.is_int:
+            raise GraphError(f"{op} needs integer operands")
         if op in ("pow", "atan2") and not dt.is_float:
             raise GraphError(f"{op} needs floating-point operands")
         if dt is DType.bool and op not in ("and", "or", "xor", "maximum", "minimum"):

@@ -449,6 +449,14 @@ class ElementwiseEmitter(EmitterCore):
             raise CodegenError(f"unsupported float op {fn}")
         if fn in ("add", "sub", "mul", "and", "or", "xor"):
             return self.op(f"{fn} {t} {a}, {b}")
+        if fn in ("shl", "lshr", "ashr"):
+            # A shift by the width or more (negative: a huge unsigned) is
+            # poison in LLVM; XLA and PyTorch give 0, or the sign for ashr.
+            bits = dt.itemsize * 8
+            big = self.op(f"icmp uge {t} {b}, {bits}", "c")
+            amount = self.op(f"select i1 {big}, {t} {bits - 1}, {t} {b}")
+            r = self.op(f"{fn} {t} {a}, {amount}")
+            return r if fn == "ashr" else self.op(f"select i1 {big}, {t} 0, {t} {r}")
         if fn in ("maximum", "minimum"):
             if dt is DType.bool:
                 return self.op(f"{'or' if fn == 'maximum' else 'and'} i1 {a}, {b}")

@@ -339,7 +339,8 @@ def _round(g: Graph, ins: list, eqn: Any) -> Node:
 _BINARY = {
     "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "maximum",
     "min": "minimum", "pow": "pow", "rem": "rem", "and": "and", "or": "or", "xor": "xor",
-    "atan2": "atan2", "add_any": "add",
+    "atan2": "atan2", "add_any": "add", "shift_left": "shl", "shift_right_logical": "lshr",
+    "shift_right_arithmetic": "ashr",
 }
 # Integer division by zero gives XLA's values (div: -1, rem: the dividend).
 for _p, _fn in _BINARY.items():

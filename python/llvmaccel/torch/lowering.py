@@ -215,7 +215,9 @@ def _binary(fn: str) -> Callable[..., Any]:
 for _name, _fn in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("maximum", "maximum"),
                    ("minimum", "minimum"), ("fmod", "rem"), ("bitwise_and", "and"),
                    ("bitwise_or", "or"), ("bitwise_xor", "xor"), ("logical_xor", "xor"),
-                   ("atan2", "atan2")):
+                   ("atan2", "atan2"), ("bitwise_left_shift", "shl"),
+                   ("bitwise_right_shift", "ashr"), ("__lshift__", "shl"),
+                   ("__rshift__", "ashr")):
     _LOWER[_name] = _binary(_fn)
 
 
