@@ -46,8 +46,8 @@ def test_complex_sum_carries_an_aggregate_phi():
     g = _complex_sum_graph((Sym("n"),), (0,))
     compiled = compiler.compile_graph(g, auto="none")
     ir = compiled.kernel.ir
-    assert re.search(r"= phi \{ float, float \} \[ zeroinitializer, %[\w.]+ \], \[ %z\d+, %[\w.]+ \]",
-                     ir), ir
+    assert re.search(r"= phi \{ float, float \} \[ zeroinitializer, %[\w.]+ \], "
+                     r"\[ %z\d+, %[\w.]+ \]", ir), ir
     assert "insertvalue { float, float }" in ir and "extractvalue { float, float }" in ir
     assert "alloca { float, float }" not in ir
     # Correct after default<O3> without any llvmaccel pass.

@@ -332,6 +332,16 @@ def _copy(c: _Ctx, x: Node, *args: Any, **kwargs: Any) -> Node:
     return c.finish(x)
 
 
+@_op("copy")
+def _copy_from(c: _Ctx, dst: Node, src: Any, non_blocking: bool = False) -> Node:
+    """``aten.copy(dst, src)``: ``src`` in ``dst``'s dtype, broadcast to its
+    shape (functionalized ``dst.copy_(src)``)."""
+    src = c.t(src, c.out_dtype)
+    if tuple(src.shape) != tuple(dst.shape):
+        src = c.g.broadcast_to(src, tuple(dst.shape))
+    return c.finish(src)
+
+
 # -- complex numbers -------------------------------------------------------
 
 

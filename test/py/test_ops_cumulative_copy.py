@@ -1,4 +1,5 @@
 """Cumulative ops (cumsum, cumprod, cummax, cummin) through both frontends,
+and PyTorch's aten.copy (a functionalized copy_),
 against eager PyTorch and jax.jit."""
 
 from __future__ import annotations
@@ -76,3 +77,16 @@ def test_graph_rejects_bad_cumulative():
         g.cumulative("sum", x, 1)
     with pytest.raises(GraphError, match="not supported"):
         g.cumulative("sum", g.input("b", (3,), DType.bool), 0)
+
+
+def test_torch_copy_into_a_tensor():
+    # Functionalized `z.copy_(y)`: aten.copy, y cast and broadcast into z.
+    def f(x, y):
+        z = x.clone()
+        z.copy_(y)
+        return z * 2
+
+    x = torch.randn(4, 3)
+    y = torch.arange(3, dtype=torch.int32)
+    torch.testing.assert_close(torch.compile(f, backend="llvmaccel")(x, y), f(x, y))
+    assert lt.explain(f, x, y).fully_compiled
