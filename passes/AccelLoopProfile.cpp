@@ -32,7 +32,8 @@ using namespace llvm;
 #define DEBUG_TYPE "accel-loop-profile"
 
 STATISTIC(NumLoopsTimed, "Loops timed");
-STATISTIC(NumLoopsDeclined, "Loops not timed (no preheader or dedicated exits)");
+STATISTIC(NumLoopsDeclined,
+          "Loops not timed (no preheader or dedicated exits)");
 
 static constexpr unsigned MaxDepthParam = 16;
 static const char CountersName[] = "__llvmaccel_loop_counters";
@@ -66,8 +67,7 @@ struct TimedLoop {
 // Remarks
 //===----------------------------------------------------------------------===//
 
-void remarkTimed(OptimizationRemarkEmitter &ORE, const Loop &L,
-                 unsigned Slot) {
+void remarkTimed(OptimizationRemarkEmitter &ORE, const Loop &L, unsigned Slot) {
   ORE.emit([&] {
     return OptimizationRemark(DEBUG_TYPE, "Timed", L.getStartLoc(),
                               L.getHeader())
@@ -186,10 +186,9 @@ GlobalVariable *addTables(Module &M, ArrayRef<TimedLoop> Loops) {
   Type *I64 = Type::getInt64Ty(Ctx);
   auto *SlotTy = ArrayType::get(I64, 2);
   auto *CountersTy = ArrayType::get(SlotTy, Loops.size());
-  auto *Counters = new GlobalVariable(M, CountersTy, /*isConstant=*/false,
-                                      GlobalValue::ExternalLinkage,
-                                      Constant::getNullValue(CountersTy),
-                                      CountersName);
+  auto *Counters = new GlobalVariable(
+      M, CountersTy, /*isConstant=*/false, GlobalValue::ExternalLinkage,
+      Constant::getNullValue(CountersTy), CountersName);
   Counters->setAlignment(Align(64));
   Constant *Names = ConstantDataArray::getString(Ctx, namesTable(Loops));
   new GlobalVariable(M, Names->getType(), /*isConstant=*/true,

@@ -58,7 +58,8 @@ private:
 };
 
 /// Parses the text between the angle brackets of `accel-loop-profile<...>`.
-Expected<AccelLoopProfileOptions> parseAccelLoopProfileOptions(StringRef Params);
+Expected<AccelLoopProfileOptions>
+parseAccelLoopProfileOptions(StringRef Params);
 
 } // namespace llvm
 
