@@ -171,6 +171,29 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from .check import cli_args, defined_functions
+    from .irprofile import profile_ir
+
+    module = load_module(args.input)
+    functions = [args.function] if args.function else defined_functions(str(module))
+    if not functions:
+        print(f"llvmaccel: error: {args.input} defines no function", file=sys.stderr)
+        return 1
+    specs = cli_args(args.arg)
+    results = []
+    for fn in functions:
+        prof = profile_ir(module, fn, args.passes, compare=args.compare,
+                          loops=not args.no_loops, args=specs, rounds=args.rounds,
+                          seed=args.seed, timeout=args.timeout)
+        results.append(prof)
+        if not args.json:
+            print(prof.table())
+    if args.json:
+        print(json.dumps([p.to_dict() for p in results], indent=2))
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -249,6 +272,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="append the counts as a JSON line to this file")
     p.add_argument("--progress", action="store_true", help="a line per batch")
     p.set_defaults(func=_cmd_fuzz)
+
+    p = sub.add_parser("profile", help="time a function of an IR file on generated inputs, "
+                       "per loop nest, with and without the llvmaccel passes")
+    p.add_argument("input", help="a .ll or .bc file")
+    p.add_argument("--function", "-f", help="function to run (default: every definition)")
+    p.add_argument("-passes", "--passes", default="default<O3>", metavar="PIPELINE",
+                   help="pipeline to compile with (default: default<O3>)")
+    p.add_argument("--compare", action="store_true",
+                   help="also time it without the llvmaccel passes (interleaved)")
+    p.add_argument("--no-loops", action="store_true", help="do not time the loop nests")
+    p.add_argument("--arg", action="append", metavar="NAME=SPEC",
+                   help="input spec, as for check (e.g. B=bytes:65536,elem:i32,bound:1024)")
+    p.add_argument("--rounds", type=int, default=7, help="timed rounds (default 7)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input (default 0)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds before the run is abandoned (default 120)")
+    p.add_argument("--json", action="store_true", help="print the profiles as JSON")
+    p.set_defaults(func=_cmd_profile)
 
     p = sub.add_parser("gen", help="print a generated kernel (its input specs on stderr)")
     p.add_argument("--seed", type=int, default=0)

@@ -214,10 +214,13 @@ def _float_edges(fast: bool) -> list[float]:
     return edges
 
 
-def _scalar_value(rng: random.Random, slot: Slot, layout: Layout) -> float:
+def _scalar_value(rng: random.Random, slot: Slot, layout: Layout,
+                  typical: bool = False) -> float:
     spec = slot.spec
     if spec.values:
         return rng.choice(spec.values)
+    if typical:
+        return _typical_scalar(rng, slot, layout)
     if spec.range:
         lo, hi = spec.range
         return rng.choice([lo, hi, rng.randint(lo, hi), rng.randint(lo, hi)])
@@ -246,6 +249,20 @@ def _scalar_value(rng: random.Random, slot: Slot, layout: Layout) -> float:
     return _wrap(rng.getrandbits(bits), bits)
 
 
+def _typical_scalar(rng: random.Random, slot: Slot, layout: Layout) -> float:
+    """A value a caller would pass when timing: a range's upper end, an index
+    in range, a trip count covering the smallest buffer, a small number."""
+    if slot.spec.range:
+        return slot.spec.range[1]
+    if slot.elem in _FLOATS:
+        return rng.uniform(-2.0, 2.0)
+    if slot.bound:
+        return rng.randrange(slot.bound)
+    if slot.param.compared:
+        return layout.count_limit
+    return rng.randint(0, 64)
+
+
 def _wrap(value: int, bits: int) -> int:
     if bits == 1:
         return value & 1
@@ -256,14 +273,15 @@ def _wrap(value: int, bits: int) -> int:
 _NP_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def _fill(rng: np.random.Generator, slot: Slot, layout: Layout) -> tuple[bytes, str]:
+def _fill(rng: np.random.Generator, slot: Slot, layout: Layout,
+          typical: bool = False) -> tuple[bytes, str]:
     size = type_size(slot.elem)
     count = slot.bytes // size
     tail = rng.integers(0, 256, slot.bytes - count * size, dtype=np.uint8).tobytes()
     if slot.elem in _FLOATS:
         dtype = np.float32 if slot.elem == "float" else np.float64
         vals = rng.uniform(-8.0, 8.0, count).astype(dtype)
-        special = bool(rng.random() < 0.6)
+        special = not typical and bool(rng.random() < 0.6)
         if special and count:
             edges = np.array(_float_edges(layout.fast_math), dtype=np.float64)
             with np.errstate(over="ignore"):
@@ -283,13 +301,17 @@ def _fill(rng: np.random.Generator, slot: Slot, layout: Layout) -> tuple[bytes, 
             note = f"sorted indices < {slot.bound}"
         else:
             note = f"indices < {slot.bound}"
-        if count and not slot.spec.sorted and rng.random() < 0.3:
+        if count and not slot.spec.sorted and not typical and rng.random() < 0.3:
             bad = np.sort(rng.choice(count, max(1, count // 50), replace=False))
             wrong = np.array([slot.bound, slot.bound + 1, -1, info.max, info.min], dtype=np.int64)
             vals[bad] = rng.choice(wrong, len(bad))
             shown = ", ".join(str(int(i)) for i in bad[:8])
             note += f", out of range at [{shown}{', ...' if len(bad) > 8 else ''}]"
         vals = vals.astype(dtype) if bits > 1 else (vals & 1).astype(np.int8)
+    elif typical:
+        vals = rng.integers(0, 65, count, dtype=np.int64)
+        vals = vals.astype(dtype) if bits > 1 else (vals & 1).astype(np.int8)
+        note = "small non-negative integers"
     else:
         mode = rng.random()
         if mode < 0.4:
@@ -304,17 +326,22 @@ def _fill(rng: np.random.Generator, slot: Slot, layout: Layout) -> tuple[bytes, 
     return vals.astype(dtype, copy=False).tobytes() + tail, note
 
 
-def make_case(layout: Layout, seed: int, number: int) -> Case:
-    """The input numbered ``number`` of the stream ``seed`` (deterministic)."""
+def make_case(layout: Layout, seed: int, number: int, typical: bool = False) -> Case:
+    """The input numbered ``number`` of the stream ``seed`` (deterministic).
+
+    ``typical``: an input for timing rather than for finding bugs: indices in
+    range, finite floating-point values, trip counts covering the buffers.
+    """
     rng = random.Random(f"{seed}:{number}")
     case = Case(number)
     for slot in layout.slots:
         i = slot.param.index
         if slot.param.is_pointer:
             key = zlib.crc32(f"{seed}:{number}:{i}".encode())
-            case.buffers[i], case.notes[i] = _fill(np.random.default_rng(key), slot, layout)
+            case.buffers[i], case.notes[i] = _fill(np.random.default_rng(key), slot, layout,
+                                                   typical)
         else:
-            case.scalars[i] = _scalar_value(rng, slot, layout)
+            case.scalars[i] = _scalar_value(rng, slot, layout, typical)
     return case
 
 
