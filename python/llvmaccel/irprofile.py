@@ -34,8 +34,8 @@ from pathlib import Path
 
 from .errors import LLVMAccelError
 from .inputs import ArgSpec, GuardedBuffers, Layout, make_case
-from .irinfo import describe
 from .ir import Module, parse_ir
+from .irinfo import describe
 from .profiling import LOOP_PASS
 
 __all__ = ["IRLoop", "IRProfile", "ProfileError", "profile_ir", "without_accel"]
