@@ -789,6 +789,16 @@ class Graph:
                                "count_include_pad": bool(count_include_pad),
                                "divisor": int(divisor or 0)}))
 
+    def pool_indices(self, x: Node, pooled: Node) -> Node:
+        """The second output of PyTorch's ``max_pool*_with_indices``: for every
+        window of the max pool ``pooled`` of ``x``, the position of its maximum
+        in ``x``'s flattened spatial dims (int64), chosen as PyTorch's CPU
+        kernel does: the first position holding the maximum, or the last NaN."""
+        if pooled.op != "pool" or pooled.attrs["fn"] != "max" or pooled.inputs[0] is not x:
+            raise GraphError("pool_indices needs a max pool of x")
+        return self._add(Node("pool", (x, pooled), pooled.shape, DType.i64,
+                              {**pooled.attrs, "fn": "argmax"}))
+
     def concat(self, xs: list[Node], dim: int) -> Node:
         """Concatenation along ``dim``."""
         if not xs:

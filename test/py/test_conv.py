@@ -133,12 +133,15 @@ def test_pool_matches_eager(name):
         torch.testing.assert_close(fast(x), fn(x), rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
-def test_pool_indices_are_not_lowered():
-    """max_pool's indices output is not computed: a graph that uses it runs
-    that op eagerly (and says so)."""
+def test_pool_indices_are_lowered():
+    """max_pool's indices output is computed too (the argmax per window, see
+    test_batchnorm_transformer.test_max_pool_indices for ties and NaN)."""
     fn = lambda x: F.max_pool2d(x, 2, return_indices=True)[1]  # noqa: E731
-    ex = lt.explain(fn, torch.randn(1, 1, 4, 4))
-    assert not ex.fully_compiled and "only the first output" in str(ex)
+    x = torch.randn(1, 2, 6, 6)
+    ex = lt.explain(fn, x)
+    assert ex.fully_compiled, str(ex)
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(fn, backend="llvmaccel")(x), fn(x))
 
 
 def test_pool_padding_never_reads_past_the_input():

@@ -70,6 +70,9 @@ class ConvEmitter(EmitterCore):
                 self._window(node, out, bx, 0, [n, oc], [n, ic], [], zero, weight, update)
 
     def emit_pool(self, node: Node, out: Buffer) -> None:
+        if node.attrs["fn"] == "argmax":
+            self._emit_pool_argmax(node, out)
+            return
         x = node.inputs[0]
         bx = self.buffer_of(x)
         if bx is None:
@@ -94,6 +97,54 @@ class ConvEmitter(EmitterCore):
                 size = self._pool_divisor(node, idx[2:])
                 div = self.op(f"sitofp i64 {size} to {t}")
                 self.store(out, off, self.op(f"fdiv {t} {self.load(out, off)}, {div}"))
+
+    def _emit_pool_argmax(self, node: Node, out: Buffer) -> None:
+        """Indices of a max pool (:meth:`Graph.pool_indices`): per output, the
+        window's positions in order; a position is taken when it holds the
+        window's maximum and none was taken before, or when the maximum is NaN
+        and it holds a NaN (the last NaN wins, as in PyTorch's kernel)."""
+        x, pooled = node.inputs
+        bx, bp = self.buffer_of(x), self.buffer_of(pooled)
+        if bx is None or bp is None:
+            raise CodegenError("pool indices: operands are not materialized")
+        t = x.dtype.llvm
+        rank = x.rank - 2
+        with self.nest(node.shape) as idx:
+            off = self.linear(idx, node.shape)
+            best = self.load(bp, off)
+            nan = self.op(f"fcmp uno {t} {best}, {best}", "c")
+            self.store(out, off, "-1")
+            self._argmax_dim(node, out, bx, off, best, nan, idx, 0, [], rank)
+
+    def _argmax_dim(self, node: Node, out: Buffer, bx: Buffer, off: str, best: str, nan: str,
+                    oidx: list[str], d: int, iidx: list[str], rank: int) -> None:
+        x = node.inputs[0]
+        t = x.dtype.llvm
+        stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
+        dil, isize = node.attrs["dilation"][d], self.dim(x.shape[2 + d])
+        with self.loop(str(node.attrs["kernel"][d]), hint="k") as k:
+            i = self.imul(oidx[2 + d], str(stride))
+            if pad:
+                i = self.op(f"sub nsw i64 {i}, {pad}", "i")
+            i = self.iadd(i, self.imul(k, str(dil)))
+            ok = self.op(f"icmp ult i64 {i}, {isize}", "c")
+
+            def inner(i: str = i) -> None:
+                if d < rank - 1:
+                    self._argmax_dim(node, out, bx, off, best, nan, oidx, d + 1, iidx + [i],
+                                     rank)
+                    return
+                spatial = iidx + [i]
+                v = self.load(bx, self.linear(oidx[:2] + spatial, x.shape))
+                flat = self.linear(spatial, x.shape[2:])
+                is_nan = self.op(f"fcmp uno {t} {v}, {v}", "c")
+                equal = self.op(f"fcmp oeq {t} {v}, {best}", "c")
+                none_yet = self.op(f"icmp eq i64 {self.load(out, off)}, -1", "c")
+                first_max = self.op(f"and i1 {equal}, {none_yet}", "c")
+                take = self.op(f"select i1 {nan}, i1 {is_nan}, i1 {first_max}", "c")
+                self.when(take, lambda: self.store(out, off, flat))
+
+            self.when(ok, inner)
 
     def _pool_divisor(self, node: Node, oidx: list[str]) -> str:
         """The divisor of one average, as PyTorch's avg_pool computes it: the

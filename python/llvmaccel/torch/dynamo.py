@@ -87,12 +87,25 @@ class Explanation:
 
 
 def _decompositions() -> dict:
-    from torch._decomp import core_aten_decompositions
+    from torch._decomp import core_aten_decompositions, get_decompositions
 
+    from .decompositions import llvmaccel_decompositions
+
+    aten = torch.ops.aten
     table = dict(core_aten_decompositions())
     for op in list(table):
         if "embedding_bag" in str(op):
             del table[op]  # a primitive of the llvmaccel graph
+    # PyTorch's own decompositions of the ops core ATen keeps whole (batch
+    # norm in every form: inference, training statistics, functional running
+    # stats), in elementwise ops and reductions llvmaccel lowers.
+    table.update(get_decompositions([
+        aten._native_batch_norm_legit_no_training, aten._native_batch_norm_legit,
+        aten._native_batch_norm_legit_functional, aten.native_batch_norm,
+        aten._batch_norm_with_update, aten._batch_norm_with_update_functional,
+        aten._batch_norm_no_update,
+    ]))
+    table.update(llvmaccel_decompositions())
     return table
 
 

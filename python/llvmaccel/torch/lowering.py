@@ -810,7 +810,7 @@ def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
     kernel = _per_dim(kernel_size, r)
     out = c.g.pool(x, "max", kernel, _per_dim(stride or [], r, list(kernel)),
                    _per_dim(padding, r), _per_dim(dilation, r), bool(ceil_mode))
-    return (out, None)  # the indices are not computed (see node_support)
+    return (out, c.g.pool_indices(x, out))
 
 
 @_op("avg_pool2d", "avg_pool3d")
@@ -910,8 +910,7 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
 # ---------------------------------------------------------------------------
 
 # Ops with several outputs of which only the first is lowered.
-_FIRST_OUTPUT_ONLY = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only",
-                                "max_pool2d_with_indices", "max_pool3d_with_indices"})
+_FIRST_OUTPUT_ONLY = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"})
 
 _SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
             operator.neg, operator.truediv}

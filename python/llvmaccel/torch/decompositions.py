@@ -1,0 +1,88 @@
+"""Decompositions llvmaccel adds to aot_autograd's table, for ops PyTorch keeps
+whole and offers no decomposition of.
+
+``aten._transformer_encoder_layer_fwd`` is the fused "fast path" that
+:class:`torch.nn.TransformerEncoderLayer` (and
+:class:`~torch.nn.TransformerEncoder`) call in inference when their
+conditions hold (batch_first, eval mode or no grad, ...). Its decomposition
+here restates what the C++ kernel computes in the ops llvmaccel lowers
+(linear, scaled dot product attention, layer norm, relu or gelu): the same
+math as the module's own non-fast path, which eager PyTorch runs in training.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F  # noqa: N812 - PyTorch's own convention
+
+__all__ = ["llvmaccel_decompositions"]
+
+
+def _attention_mask(mask: torch.Tensor | None, mask_type: int | None, batch: int,
+                    heads: int, length: int) -> torch.Tensor | None:
+    """The fast path's mask (``MultiheadAttention.merge_masks``: type 0 an
+    (L, L) attention mask, 1 a (B, L) key padding mask, 2 both merged into
+    (B, H, L, L)) as an additive float mask broadcasting to (B, H, L, L)."""
+    if mask is None:
+        return None
+    if mask_type == 1:
+        mask = mask.view(batch, 1, 1, length)
+    elif mask_type == 0 or mask.dim() == 2:
+        mask = mask.view(1, 1, length, length)
+    # The fused kernel reads every mask as boolean (a float mask's nonzero
+    # entries, -inf or not, mask their position out), unlike the module's
+    # other path, which adds a float mask to the scores; eager PyTorch is
+    # what the compiled layer must agree with.
+    masked = mask if mask.dtype == torch.bool else mask != 0
+    return torch.zeros(masked.shape, dtype=torch.float32).masked_fill(masked, -math.inf)
+
+
+def transformer_encoder_layer_fwd(
+    src: torch.Tensor, embed_dim: int, num_heads: int, qkv_weight: torch.Tensor,
+    qkv_bias: torch.Tensor, proj_weight: torch.Tensor, proj_bias: torch.Tensor,
+    use_gelu: bool, norm_first: bool, eps: float, norm_weight_1: torch.Tensor,
+    norm_bias_1: torch.Tensor, norm_weight_2: torch.Tensor, norm_bias_2: torch.Tensor,
+    ffn_weight_1: torch.Tensor, ffn_bias_1: torch.Tensor, ffn_weight_2: torch.Tensor,
+    ffn_bias_2: torch.Tensor, mask: torch.Tensor | None = None,
+    mask_type: int | None = None,
+) -> torch.Tensor:
+    """``aten._transformer_encoder_layer_fwd`` (batch-first input, dropout off)."""
+    batch, length, _ = src.shape
+    head_dim = embed_dim // num_heads
+    attn_mask = _attention_mask(mask, mask_type, batch, num_heads, length)
+    if attn_mask is not None:
+        attn_mask = attn_mask.to(src.dtype)
+
+    def self_attention(x: torch.Tensor) -> torch.Tensor:
+        qkv = F.linear(x, qkv_weight, qkv_bias)
+        q, k, v = (t.reshape(batch, length, num_heads, head_dim).transpose(1, 2)
+                   for t in qkv.chunk(3, dim=-1))
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        out = out.transpose(1, 2).reshape(batch, length, embed_dim)
+        return F.linear(out, proj_weight, proj_bias)
+
+    def feed_forward(x: torch.Tensor) -> torch.Tensor:
+        h = F.linear(x, ffn_weight_1, ffn_bias_1)
+        h = F.gelu(h) if use_gelu else F.relu(h)
+        return F.linear(h, ffn_weight_2, ffn_bias_2)
+
+    def norm1(x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (embed_dim,), norm_weight_1, norm_bias_1, eps)
+
+    def norm2(x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (embed_dim,), norm_weight_2, norm_bias_2, eps)
+
+    if norm_first:
+        x = src + self_attention(norm1(src))
+        return x + feed_forward(norm2(x))
+    x = norm1(src + self_attention(src))
+    return norm2(x + feed_forward(x))
+
+
+def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
+    """The table entries, keyed by ATen overload."""
+    aten = torch.ops.aten
+    return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd}
