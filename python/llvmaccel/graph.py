@@ -910,7 +910,8 @@ class Graph:
                               {"axis": axis, "mode": mode, "fill": fill}))
 
     def scatter(self, x: Node, updates: Node, indices: list[Node], dest: tuple,
-                reduce: str = "set", mode: str = "check", what: str = "scatter") -> Node:
+                reduce: str = "set", mode: str = "check", what: str = "scatter",
+                error: str = "IndexError") -> Node:
         """``x`` with ``updates`` written (or combined) at computed positions:
         for every index ``u`` of ``updates``, the position in ``x`` has, per
         dim ``d`` of ``x``, ``u[a]`` where ``dest[d]`` is ``("iter", a)``, or
@@ -920,7 +921,9 @@ class Graph:
         ``"add"``, ``"mul"``, ``"max"``, ``"min"`` combine with what is there.
         ``mode``: ``"check"`` (an out-of-range index is an IndexError),
         ``"wrap"`` (negative indices count from the end, then checked),
-        ``"drop"`` (out-of-range updates are skipped, as JAX's default)."""
+        ``"drop"`` (out-of-range updates are skipped, as JAX's default).
+        ``error`` names the exception an out-of-range index raises (PyTorch's
+        ``scatter`` raises RuntimeError where ``index_put`` raises IndexError)."""
         if reduce not in ("set", "add", "mul", "max", "min"):
             raise GraphError(f"unknown scatter reduction {reduce!r}")
         if mode not in ("check", "wrap", "drop"):
@@ -941,7 +944,7 @@ class Graph:
             updates = self.cast(updates, x.dtype)
         return self._add(Node("scatter", (x, updates, *indices), x.shape, x.dtype,
                               {"dest": tuple(dest), "reduce": reduce, "mode": mode,
-                               "what": what}))
+                               "what": what, "error": error}))
 
     def gather(self, x: Node, index: Node, dim: int, mode: str = "check") -> Node:
         """``torch.gather``: ``out[i] = x[i with i[dim] := index[i]]``."""

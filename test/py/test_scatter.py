@@ -163,3 +163,29 @@ def test_jax_scatter_windows_and_modes(op):
     want = jax.jit(fn)(x, i, v)
     got = lj.jit(fn, fallback=False)(x, i, v)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add", "index_add", "index_copy",
+                                  "index_add_vector"])
+def test_out_of_range_error_kinds_match_eager(name):
+    """The compiled graph raises what eager raises (KernelIndexError is both
+    an IndexError and a RuntimeError: eager raises either, by op and rank)."""
+    x = torch.zeros(4, 3)
+    fns = {
+        "scatter": lambda x, i: x.scatter(0, i.view(-1, 1).expand(-1, 3), 1.0),
+        "scatter_add": lambda x, i: x.scatter_add(0, i.view(-1, 1).expand(-1, 3),
+                                                  torch.ones(2, 3)),
+        "index_add": lambda x, i: x.index_add(0, i, torch.ones(2, 3)),
+        "index_copy": lambda x, i: x.index_copy(0, i, torch.ones(2, 3)),
+        "index_add_vector": lambda x, i: x[:, 0].index_add(0, i, torch.ones(2)),
+    }
+    fn = fns[name]
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, torch.tensor([1, 3])), fn(x, torch.tensor([1, 3])))
+        bad = torch.tensor([0, 4])
+        with pytest.raises((IndexError, RuntimeError)) as eager:
+            fn(x, bad)
+        with pytest.raises(eager.type):
+            compiled(x, bad)

@@ -65,7 +65,8 @@ class GatherEmitter(EmitterCore):
         code = 0
         if mode != "drop":
             code = len(self.errors) + 1
-            self.errors[code] = ("IndexError", f"index out of range in {node.attrs['what']}")
+            self.errors[code] = (node.attrs["error"],
+                                 f"index out of range in {node.attrs['what']}")
         with self.nest(upd.shape) as it:
             dest: list[str] = []
             inside: str | None = None

@@ -862,7 +862,8 @@ def _scatter_along(c: _Ctx, x: Node, dim: int, index: Node, src: Node, reduce: s
             if src.shape[d] != shape[d]:
                 src = g.slice(src, d, 0, shape[d])
     dest = tuple(("index", 0) if d == dim else ("iter", d) for d in range(x.rank))
-    return c.finish(g.scatter(x, src, [index], dest, reduce, "check", what))
+    # Eager's scatter kernels raise RuntimeError for an index out of range.
+    return c.finish(g.scatter(x, src, [index], dest, reduce, "check", what, "RuntimeError"))
 
 
 @_op("scatter")
