@@ -49,18 +49,25 @@
 ///     has masked gathers (scatters for stores) of the element type, the
 ///     guarded access is left to the loop vectorizer, which if-converts it
 ///     into llvm.masked.gather/scatter with the check as the mask. Otherwise,
-///     with `clamp`, a guarded load becomes an unconditional load of
-///     x[clamp(j, 0, n-1)] in the guard's block; the original phi or select
-///     still picks the default when the check fails. A guarded store is never
-///     made unconditional.
+///     with `clamp`, a guarded load becomes an unconditional load in the
+///     guard's block; the original phi or select still picks the default
+///     when the check fails. A guarded store is never made unconditional.
 ///
-/// Legality of the clamped load. It reads x[c], c in [0, n-1], where the
-/// program reads x[j] only when 0 <= j < n: the pass takes the check's bound
-/// as the extent of x (the premise of every bounds check it recognizes). It
-/// also needs the object to hold at least one element: proven when n > 0 is
-/// known at the loop entry or x is dereferenceable for one element;
-/// otherwise the base becomes `n > 0 ? x : &slot`, a one-element stack slot
-/// in x's address space (declined when x lives in another address space).
+/// Legality of the clamped load. The program reads x[j] only when the check
+/// holds, and a bounds check says nothing of the object's size (a program may
+/// guard with a bound larger than its object and never reach the end), so
+/// x[clamp(j, 0, n-1)] is only read where x is known to hold n elements: x
+/// is dereferenceable for K elements and n <= K is known at the loop entry
+/// (SCEV's range of n, a dominating condition or an `llvm.assume`), or an
+/// `llvm.assume` "dereferenceable" bundle gives x at least n * size bytes (as
+/// llvmaccel's frontends state for their buffers). Otherwise the gather is
+/// left alone with a missed remark. (`check ? &x[j] : &slot` would be safe
+/// too, but measured slower than the branch on AVX2: its per-lane pointer
+/// selects.) The clamped load also needs the object to hold at least one
+/// element: proven when n > 0 is known at the loop entry or x is
+/// dereferenceable for one element; otherwise the base becomes
+/// `n > 0 ? x : &slot`, a one-element stack slot (declined when x lives in an
+/// address space other than the stack's, where no slot can stand in for it).
 ///
 //===----------------------------------------------------------------------===//
 
@@ -224,9 +231,10 @@ std::optional<ClampRange> clampRange(const GuardedAccess &GA,
 class GatherRewriter {
 public:
   GatherRewriter(Loop &L, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE,
-                 const TargetTransformInfo &TTI, OptimizationRemarkEmitter &ORE,
+                 AssumptionCache &AC, const TargetTransformInfo &TTI,
+                 OptimizationRemarkEmitter &ORE,
                  const AccelMaskedLoadOptions &Opts)
-      : L(L), LI(LI), DT(DT), SE(SE), TTI(TTI), ORE(ORE), Opts(Opts),
+      : L(L), LI(LI), DT(DT), SE(SE), AC(AC), TTI(TTI), ORE(ORE), Opts(Opts),
         DL(L.getHeader()->getDataLayout()) {}
 
   bool run(ArrayRef<GuardedAccess> Accesses);
@@ -235,6 +243,9 @@ private:
   bool isAffine(const GuardedAccess &GA) const;
   bool hasMaskedOps(Instruction *I) const;
   bool clamp(const GuardedAccess &GA, const ClampRange &R);
+  bool boundIsExtent(Value *Base, const ClampRange &R, Type *EltTy,
+                     Instruction *CtxI);
+  Value *stackSlot(Type *EltTy, PointerType *PtrTy, std::string &Why);
   Value *safeBase(Value *Base, const ClampRange &R, Type *EltTy, IRBuilder<> &B,
                   std::string &Why);
   void missed(Instruction *I, StringRef Name, const Twine &Why);
@@ -243,6 +254,7 @@ private:
   LoopInfo &LI;
   DominatorTree &DT;
   ScalarEvolution &SE;
+  AssumptionCache &AC;
   const TargetTransformInfo &TTI;
   OptimizationRemarkEmitter &ORE;
   const AccelMaskedLoadOptions &Opts;
@@ -348,6 +360,70 @@ bool GatherRewriter::run(ArrayRef<GuardedAccess> Accesses) {
   return Changed;
 }
 
+/// Whether \p Base is known to hold the check's bound n elements of \p EltTy
+/// at \p CtxI (whenever n > 0): dereferenceable for the largest n SCEV
+/// allows, or by an `llvm.assume` "dereferenceable" bundle of at least
+/// n * size bytes.
+bool GatherRewriter::boundIsExtent(Value *Base, const ClampRange &R,
+                                   Type *EltTy, Instruction *CtxI) {
+  uint64_t EltSize = DL.getTypeAllocSize(EltTy).getFixedValue();
+  if (!EltSize)
+    return false;
+  const SCEV *N = SE.getSCEV(R.Bound);
+  // x dereferenceable for K elements, and n <= K at the loop entry.
+  bool CanBeNull = false, CanBeFreed = false;
+  uint64_t K =
+      Base->getPointerDereferenceableBytes(DL, CanBeNull, CanBeFreed) / EltSize;
+  if (K && SE.getTypeSizeInBits(N->getType()) <= 64) {
+    ICmpInst::Predicate LE =
+        R.Unsigned ? ICmpInst::ICMP_ULE : ICmpInst::ICMP_SLE;
+    const SCEV *KS = SE.getConstant(N->getType(), K, /*isSigned=*/false);
+    bool Fits = !SE.getUnsignedRangeMax(KS).ult(K) && // K fits n's type
+                (SE.isKnownPredicate(LE, N, KS) ||
+                 SE.isLoopEntryGuardedByCond(&L, LE, N, KS));
+    if (Fits && isDereferenceableAndAlignedPointer(
+                    Base, Align(1), APInt(64, K * EltSize), DL, CtxI, &AC, &DT))
+      return true;
+  }
+  for (auto &Elem : AC.assumptionsFor(Base)) {
+    auto *Assume = dyn_cast_or_null<AssumeInst>(Elem.Assume);
+    if (!Assume || Elem.Index == AssumptionCache::ExprResultIdx ||
+        !isValidAssumeForContext(Assume, CtxI, &DT))
+      continue;
+    OperandBundleUse BU = Assume->getOperandBundleAt(Elem.Index);
+    if (BU.getTagName() != "dereferenceable" || BU.Inputs.size() != 2 ||
+        BU.Inputs[0] != Base || !BU.Inputs[1]->getType()->isIntegerTy())
+      continue;
+    const SCEV *Bytes = SE.getSCEV(BU.Inputs[1]);
+    if (SE.getTypeSizeInBits(N->getType()) >
+        SE.getTypeSizeInBits(Bytes->getType()))
+      continue;
+    const SCEV *Need =
+        SE.getMulExpr(SE.getNoopOrZeroExtend(N, Bytes->getType()),
+                      SE.getConstant(Bytes->getType(), EltSize));
+    if (Bytes == Need || SE.isKnownPredicate(ICmpInst::ICMP_UGE, Bytes, Need))
+      return true;
+  }
+  return false;
+}
+
+/// A one-element stack slot of \p EltTy that can stand in for an object of
+/// pointer type \p PtrTy, or null (with the reason) when the object lives in
+/// another address space.
+Value *GatherRewriter::stackSlot(Type *EltTy, PointerType *PtrTy,
+                                 std::string &Why) {
+  if (PtrTy->getAddressSpace() != DL.getAllocaAddrSpace()) {
+    Why = "lives in address space " + std::to_string(PtrTy->getAddressSpace()) +
+          ", where no stack slot can stand in for it";
+    return nullptr;
+  }
+  Function &F = *L.getHeader()->getParent();
+  IRBuilder<> Entry(&F.getEntryBlock(), F.getEntryBlock().begin());
+  AllocaInst *Slot = Entry.CreateAlloca(EltTy, nullptr, "accel.slot");
+  Slot->setAlignment(std::max(Slot->getAlign(), Align(16)));
+  return Slot;
+}
+
 Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R, Type *EltTy,
                                 IRBuilder<> &B, std::string &Why) {
   // At least one element: proven by n > 0 (unsigned checks: n != 0) at the
@@ -364,17 +440,11 @@ Value *GatherRewriter::safeBase(Value *Base, const ClampRange &R, Type *EltTy,
     return Base;
   // Otherwise a one-element slot stands in for x when n <= 0 (the check
   // then always fails, so its value is never used).
-  auto *PtrTy = cast<PointerType>(Base->getType());
-  if (PtrTy->getAddressSpace() != DL.getAllocaAddrSpace()) {
-    Why = "the object may hold no element and lives in address space " +
-          std::to_string(PtrTy->getAddressSpace()) +
-          ", where no stack slot can stand in for it";
+  Value *Slot = stackSlot(EltTy, cast<PointerType>(Base->getType()), Why);
+  if (!Slot) {
+    Why = "the object may hold no element and " + Why;
     return nullptr;
   }
-  Function &F = *L.getHeader()->getParent();
-  IRBuilder<> Entry(&F.getEntryBlock(), F.getEntryBlock().begin());
-  AllocaInst *Slot = Entry.CreateAlloca(EltTy, nullptr, "accel.slot");
-  Slot->setAlignment(std::max(Slot->getAlign(), Align(16)));
   Value *Pos = B.CreateICmp(
       NonEmpty, Bound, ConstantInt::get(Bound->getType(), 0), "accel.nonempty");
   return B.CreateSelect(Pos, Base, Slot, "accel.base");
@@ -416,6 +486,15 @@ bool GatherRewriter::clamp(const GuardedAccess &GA, const ClampRange &R) {
   }
   IRBuilder<> B(GA.Guard);
   std::string Why;
+  if (!boundIsExtent(GEP->getPointerOperand(), R, GEP->getSourceElementType(),
+                     GA.Guard)) {
+    missed(LD, "UnknownExtent",
+           "guarded gather left alone: x is not known to hold n elements, so "
+           "x[clamp(j, 0, n-1)] could read past it (give x dereferenceable "
+           "bytes with n bounded by them, or an llvm.assume "
+           "\"dereferenceable\" bundle of n * size bytes)");
+    return false;
+  }
   Value *Base = safeBase(GEP->getPointerOperand(), R,
                          GEP->getSourceElementType(), B, Why);
   if (!Base) {
@@ -510,6 +589,7 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
     auto &DT = AM.getResult<DominatorTreeAnalysis>(F);
     auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
     auto &TTI = AM.getResult<TargetIRAnalysis>(F);
+    auto &AC = AM.getResult<AssumptionAnalysis>(F);
     auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
     for (Loop *L : LI.getLoopsInPreorder())
       if (mergeDuplicatedIncomings(*L, DT)) {
@@ -524,7 +604,8 @@ PreservedAnalyses AccelMaskedLoadPass::run(Function &F,
         SE.forgetLoop(L);
         Accesses = Finder.find(*L);
       }
-      Changed |= GatherRewriter(*L, LI, DT, SE, TTI, ORE, Opts).run(Accesses);
+      Changed |=
+          GatherRewriter(*L, LI, DT, SE, AC, TTI, ORE, Opts).run(Accesses);
     }
   }
   for (WeakTrackingVH &H : Decided)

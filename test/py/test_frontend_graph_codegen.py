@@ -276,3 +276,18 @@ def test_known_tensor_signatures_take_the_planned_call():
     for n in range(6, 12):  # plans kept are bounded
         c(table, torch.zeros(n, dtype=torch.int64))
     assert len(c._plans) == compiler._SPARE_SHAPES
+
+
+def test_symbolic_buffers_state_their_extent():
+    """Buffers of symbolic shapes say their size in bytes at entry (an
+    llvm.assume "dereferenceable" bundle); static ones in the parameter."""
+    g = Graph()
+    x = g.input("x", (Sym("n"), 3), DType.f32)
+    w = g.input("w", (4,), DType.f64)
+    g.set_outputs([g.binary("mul", x, g.scalar(2.0, DType.f32)), g.unary("exp", w)])
+    ir = generate(g).ir
+    assert ir.count('"dereferenceable"(ptr') == 2  # x and its output, not w
+    assert "ptr noalias readonly dereferenceable(32) %in1" in ir
+    # 12 * n bytes: n * 4, then * 3
+    assert "%d1 = mul i64 %sym.n, 4" in ir and "%d2 = mul i64 %d1, 3" in ir
+    assert '"dereferenceable"(ptr %in0, i64 %d2)' in ir

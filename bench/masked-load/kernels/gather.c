@@ -12,8 +12,20 @@ static float *x, *y;
 static int *idx;
 static long m;
 
-__attribute__((noinline)) void take_fill(float *restrict yy, const float *restrict xx,
+#ifdef EXTENT
+// The table's extent stated, as llvmaccel's frontends state their buffers':
+// x holds TABLE floats and n is at most that. Without it the pass may not
+// read x[clamp(j, 0, n-1)] (a check's bound says nothing of x's size).
+#define XX const float xx[restrict static TABLE]
+#else
+#define XX const float *restrict xx
+#endif
+
+__attribute__((noinline)) void take_fill(float *restrict yy, XX,
                                          const int *restrict ii, int n, long mm) {
+#ifdef EXTENT
+  __builtin_assume(n <= TABLE);
+#endif
   for (long i = 0; i < mm; i++) {
     int j = ii[i];
 #ifndef HAND

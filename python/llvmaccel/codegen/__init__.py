@@ -113,6 +113,26 @@ def _pointer_param(name: str, shape: tuple, dtype: DType, readonly: bool) -> str
     return f"ptr {attrs} {name}"
 
 
+def _state_extents(e: _Emitter, buffers: list[Buffer]) -> None:
+    """States the size in bytes of each buffer of a symbolic shape at entry,
+    as an ``llvm.assume`` "dereferenceable" bundle (static shapes say it in
+    the parameter's ``dereferenceable``). Passes may then read what a bounds
+    check guards without proving it themselves: accel-masked-load clamps a
+    fill-mode gather's index into ``[0, n)`` only where ``x`` holds ``n``
+    elements. The caller allocates and checks these sizes (CompiledGraph.bind)."""
+    seen: set[str] = set()
+    for b in buffers:
+        if b.param in seen or all(isinstance(d, int) for d in b.shape):
+            continue
+        seen.add(b.param)
+        nbytes: object = b.dtype.itemsize
+        for d in b.shape:
+            nbytes = dim_op("mul", nbytes, d)  # type: ignore[arg-type]
+        e.prologue.append(f'  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr '
+                          f"{b.param}, i64 {e.dim(nbytes)}) ]")
+        e.declare("llvm.assume", "void", ["i1"])
+
+
 def generate(graph: Graph, name: str = "llvmaccel_main",
              target: TargetInfo | None = None) -> Kernel:
     """LLVM IR for ``graph`` (see the module docstring for the function's
@@ -197,6 +217,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
     symbols = graph.symbols()
     params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
     e.anchor_symbols(symbols)
+    _state_extents(e, list(e.buffers.values()))
 
     # Index checks of graph inputs first; of computed indices after their nest.
     # Every index of a "check" or "wrap" take/gather is validated before it

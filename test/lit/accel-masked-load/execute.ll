@@ -5,13 +5,22 @@
 ; page itself), so a split that ran the unchecked main loop one element too
 ; far, or a clamped load of an empty x, faults. Index arrays hold negative and
 ; out-of-range entries and end at a guard page too. Sizes 0..100, offsets
-; -5..7 (all three loops of a split, and each one alone).
+; -5..7 (all three loops of a split, and each one alone). A gather checked
+; against a bound 8 larger than its x (its indices all below x's size or
+; out of range) runs too: x[clamp(j, 0, n-1)] would read past the guard
+; there, so only an x known to hold n elements (@take_fill's assume) gets
+; the clamp; @take_fill_unsigned is left alone.
 
-; REQUIRES: lli, host-x86_64
+; REQUIRES: lli, clang, host-x86_64
 ; RUN: %lli %s > %t.before
 ; RUN: opt %loadaccel -passes=accel-masked-load %s -o %t.pass.bc
 ; RUN: %lli %t.pass.bc > %t.pass
 ; RUN: diff %t.before %t.pass
+; Compiled without optimization too: the JIT's codegen sinks a new load back
+; behind its check (MachineSink), which would hide a load that faults.
+; RUN: %clang -O0 -Wno-override-module %t.pass.bc -o %t.exe
+; RUN: %t.exe > %t.exe.out
+; RUN: diff %t.before %t.exe.out
 ; RUN: opt %loadaccel -passes='accel-masked-load,loop-vectorize' %s -o %t.vec.bc
 ; RUN: %lli %t.vec.bc > %t.vec
 ; RUN: diff %t.before %t.vec
@@ -24,7 +33,11 @@
 ; RUN: FileCheck %s --check-prefix=CLAMP --input-file=%t.ll
 ; RUN: FileCheck %s --input-file=%t.before
 ; IR-COUNT-20: %accel.more{{[0-9]*}} = icmp ne
+; CLAMP: define void @take_fill(
 ; CLAMP: %accel.clamp
+; CLAMP: define void @take_fill_unsigned(
+; CLAMP-NOT: %accel.clamp
+; CLAMP: define void @scatter_guarded(
 ; CHECK: n=0 d=-5
 ; CHECK: n=100 d=7
 ; CHECK: pool h=7 w=9
@@ -32,7 +45,7 @@
 @y = internal global [256 x float] zeroinitializer, align 64
 @ys = internal global [256 x float] zeroinitializer, align 64
 @fmt = private constant [68 x i8] c"n=%lld d=%lld pad=%llx sum=%x sel=%llx flip=%llx st=%llx take=%llx\0A\00"
-@fmt2 = private constant [46 x i8] c"n=%lld takeu=%llx scatter=%llx\0A\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00"
+@fmt2 = private constant [41 x i8] c"n=%lld takeu=%llx scatter=%llx big=%llx\0A\00"
 @fmt3 = private constant [31 x i8] c"pool h=%lld w=%lld sum=%llx\0A\00\00\00"
 @ns = private constant [9 x i64] [i64 0, i64 1, i64 2, i64 3, i64 4, i64 7, i64 16, i64 33, i64 100]
 @ds = private constant [6 x i64] [i64 -5, i64 -2, i64 0, i64 1, i64 3, i64 7]
@@ -163,7 +176,21 @@ scatter:
   %nmin = call i64 @llvm.umin.i64(i64 %n, i64 200)
   call void @scatter_guarded(ptr @ys, ptr @y, ptr %idx, i64 %nmin, i64 40)
   %c2 = call i64 @checksum(ptr @ys, i64 200)
-  call i32 (ptr, ...) @printf(ptr @fmt2, i64 %n, i64 %c1, i64 %c2)
+  ; A bound larger than x: indices (k * 7) mod (n + 4) - 4, so below n or
+  ; (as unsigned) out of range.
+  %five = icmp uge i64 %n, 5
+  br i1 %five, label %big, label %done
+big:
+  %n5 = sub i64 %n, 5
+  %idx5 = call ptr @fill_idx(ptr %gl, i64 %n5, i1 true)
+  call void @llvm.memset.p0.i64(ptr @y, i8 0, i64 1024, i1 false)
+  %n8 = add i64 %n, 8
+  call void @take_fill_unsigned(ptr @y, ptr %x, ptr %idx5, i64 %n8, i64 40)
+  %c3.big = call i64 @checksum(ptr @y, i64 40)
+  br label %done
+done:
+  %c3 = phi i64 [ 0, %scatter ], [ %c3.big, %big ]
+  call i32 (ptr, ...) @printf(ptr @fmt2, i64 %n, i64 %c1, i64 %c2, i64 %c3)
   ret void
 }
 
@@ -178,6 +205,7 @@ define internal void @run_pool(ptr %gx, i64 %h, i64 %w) {
 }
 
 declare i64 @llvm.umin.i64(i64, i64)
+declare void @llvm.assume(i1)
 
 define i32 @main() {
 entry:
@@ -353,6 +381,9 @@ exit:
 
 define void @take_fill(ptr noalias %y, ptr noalias %x, ptr noalias %idx, i32 %n, i64 %m) {
 entry:
+  %nz = zext i32 %n to i64
+  %bytes = shl i64 %nz, 2
+  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr %x, i64 %bytes) ]
   br label %loop
 
 loop:

@@ -1,8 +1,9 @@
 ; accel-masked-load on GPU targets (NVPTX, AMDGPU, SPIR-V): no masked gathers, so guarded gathers
-; are clamped (a select-free unconditional load, no divergent branch around
-; it) in the kernel's global address space. The one-element stack slot that
-; stands in for an empty x cannot live in the global address space: without a
-; proof that n > 0 the gather is left alone. Splitting works as on CPUs.
+; of an x known to hold n elements are clamped (a select-free unconditional
+; load, no divergent branch around it) in the kernel's global address space.
+; The one-element stack slot that stands in for an empty x cannot live in the
+; global address space: without a proof that n > 0 the gather is left alone,
+; as it is without a proof of x's extent. Splitting works as on CPUs.
 
 ; RUN: %if nvptx-registered-target %{ opt %loadaccel -mtriple=nvptx64-nvidia-cuda \
 ; RUN:   -passes=accel-masked-load -pass-remarks='accel-masked-load' \
@@ -19,6 +20,7 @@
 
 ; REMARK: remark: {{.*}}guarded gather left alone: the object may hold no element and lives in address space 1, where no stack slot can stand in for it
 ; REMARK: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails{{$}}
+; REMARK: remark: {{.*}}guarded gather left alone: x is not known to hold n elements, so x[clamp(j, 0, n-1)] could read past it
 ; REMARK: remark: {{.*}}loop split into 3 loops; the main loop runs without the range checks j sge 0, j slt n
 
 ; CHECK-LABEL: define void @take_fill_maybe_empty(
@@ -29,6 +31,9 @@
 define void @take_fill_maybe_empty(ptr addrspace(1) noalias %y, ptr addrspace(1) noalias %x,
                                    ptr addrspace(1) noalias %idx, i32 %n, i64 %m) {
 entry:
+  %nz = zext i32 %n to i64
+  %bytes = mul i64 %nz, 4
+  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr addrspace(1) %x, i64 %bytes) ]
   br label %loop
 
 loop:
@@ -67,6 +72,9 @@ exit:
 define void @take_fill(ptr addrspace(1) noalias %y, ptr addrspace(1) noalias %x,
                        ptr addrspace(1) noalias %idx, i32 %n, i64 %m) {
 entry:
+  %nz = zext i32 %n to i64
+  %bytes = mul i64 %nz, 4
+  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr addrspace(1) %x, i64 %bytes) ]
   %nonempty = icmp sgt i32 %n, 0
   br i1 %nonempty, label %loop, label %exit
 
@@ -82,6 +90,41 @@ loop:
 then:
   %jx = sext i32 %j to i64
   %px = getelementptr inbounds float, ptr addrspace(1) %x, i64 %jx
+  %v = load float, ptr addrspace(1) %px, align 4
+  br label %latch
+
+latch:
+  %r = phi float [ %v, %then ], [ 0.0, %loop ]
+  %py = getelementptr inbounds float, ptr addrspace(1) %y, i64 %i
+  store float %r, ptr addrspace(1) %py, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %m
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
+
+; Nothing says x holds n elements: left alone.
+; CHECK-LABEL: define void @take_fill_no_extent(
+; CHECK:       then:
+; CHECK-NEXT:    %px = getelementptr inbounds float, ptr addrspace(1) %x, i64 %j
+; CHECK-NEXT:    %v = load float, ptr addrspace(1) %px, align 4
+define void @take_fill_no_extent(ptr addrspace(1) noalias %y, ptr addrspace(1) noalias %x,
+                                 ptr addrspace(1) noalias %idx, i64 %n, i64 %m) {
+entry:
+  %nonempty = icmp sgt i64 %n, 0
+  br i1 %nonempty, label %loop, label %exit
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
+  %pi = getelementptr inbounds i64, ptr addrspace(1) %idx, i64 %i
+  %j = load i64, ptr addrspace(1) %pi, align 8
+  %in = icmp ult i64 %j, %n
+  br i1 %in, label %then, label %latch
+
+then:
+  %px = getelementptr inbounds float, ptr addrspace(1) %x, i64 %j
   %v = load float, ptr addrspace(1) %px, align 4
   br label %latch
 
@@ -130,3 +173,5 @@ latch:
 exit:
   ret void
 }
+
+declare void @llvm.assume(i1)
