@@ -119,7 +119,12 @@ def _state_extents(e: _Emitter, buffers: list[Buffer]) -> None:
     the parameter's ``dereferenceable``). Passes may then read what a bounds
     check guards without proving it themselves: accel-masked-load clamps a
     fill-mode gather's index into ``[0, n)`` only where ``x`` holds ``n``
-    elements. The caller allocates and checks these sizes (CompiledGraph.bind)."""
+    elements. The caller allocates and checks these sizes (CompiledGraph.bind).
+    LLVM takes bundles of a non-constant size from release 22 on."""
+    from ..pipeline import llvm_version
+
+    if int(llvm_version().split(".")[0]) < 22:
+        return
     seen: set[str] = set()
     for b in buffers:
         if b.param in seen or all(isinstance(d, int) for d in b.shape):

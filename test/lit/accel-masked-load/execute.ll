@@ -8,8 +8,8 @@
 ; -5..7 (all three loops of a split, and each one alone). A gather checked
 ; against a bound 8 larger than its x (its indices all below x's size or
 ; out of range) runs too: x[clamp(j, 0, n-1)] would read past the guard
-; there, so only an x known to hold n elements (@take_fill's assume) gets
-; the clamp; @take_fill_unsigned is left alone.
+; there, so only an x known to hold n elements (@take_fill's table of 128,
+; n <= 128) gets the clamp; @take_fill_unsigned is left alone.
 
 ; REQUIRES: lli, clang, host-x86_64
 ; RUN: %lli %s > %t.before
@@ -135,7 +135,7 @@ exit:
   ret ptr %a
 }
 
-define internal void @run(ptr %gx, ptr %gi, ptr %gl, i64 %n, i64 %d) {
+define internal void @run(ptr %gx, ptr %gi, ptr %gl, ptr %gt, i64 %n, i64 %d) {
   %x = call ptr @fill_x(ptr %gx, i64 %n)
   call void @llvm.memset.p0.i64(ptr @y, i8 0, i64 1024, i1 false)
   call void @pad_branch(ptr @y, ptr %x, i64 %n, i64 40, i64 %d)
@@ -155,7 +155,8 @@ define internal void @run(ptr %gx, ptr %gi, ptr %gl, i64 %n, i64 %d) {
   call void @guarded_store(ptr @ys, ptr @y, i64 %nmin, i64 40, i64 %d)
   %c5 = call i64 @checksum(ptr @ys, i64 40)
   %idx = call ptr @fill_idx(ptr %gi, i64 %n, i1 false)
-  call void @take_fill(ptr @y, ptr %x, ptr %idx, i32 %n32, i64 40)
+  %table = call ptr @fill_x(ptr %gt, i64 128)
+  call void @take_fill(ptr @y, ptr %table, ptr %idx, i32 %n32, i64 40)
   %c6 = call i64 @checksum(ptr @y, i64 40)
   call i32 (ptr, ...) @printf(ptr @fmt, i64 %n, i64 %d, i64 %c1, i32 %c2, i64 %c3, i64 %c4, i64 %c5, i64 %c6)
   ret void
@@ -212,6 +213,7 @@ entry:
   %gx = call ptr @guarded_end()
   %gi = call ptr @guarded_end()
   %gl = call ptr @guarded_end()
+  %gt = call ptr @guarded_end()
   br label %nloop
 nloop:
   %ni = phi i64 [ 0, %entry ], [ %ni.next, %nlatch ]
@@ -223,7 +225,7 @@ dloop:
   %di = phi i64 [ 0, %nloop ], [ %di.next, %dloop ]
   %pd = getelementptr inbounds [6 x i64], ptr @ds, i64 0, i64 %di
   %d = load i64, ptr %pd, align 8
-  call void @run(ptr %gx, ptr %gi, ptr %gl, i64 %n, i64 %d)
+  call void @run(ptr %gx, ptr %gi, ptr %gl, ptr %gt, i64 %n, i64 %d)
   %di.next = add nuw nsw i64 %di, 1
   %ddone = icmp eq i64 %di.next, 6
   br i1 %ddone, label %nlatch, label %dloop
@@ -379,11 +381,10 @@ exit:
   ret void
 }
 
-define void @take_fill(ptr noalias %y, ptr noalias %x, ptr noalias %idx, i32 %n, i64 %m) {
+define void @take_fill(ptr noalias %y, ptr noalias dereferenceable(512) %x, ptr noalias %idx, i32 %n, i64 %m) {
 entry:
-  %nz = zext i32 %n to i64
-  %bytes = shl i64 %nz, 2
-  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr %x, i64 %bytes) ]
+  %fits = icmp sle i32 %n, 128
+  call void @llvm.assume(i1 %fits)
   br label %loop
 
 loop:

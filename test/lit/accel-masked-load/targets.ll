@@ -42,10 +42,9 @@
 ; RUN: opt -mtriple=x86_64-unknown-linux-gnu -mcpu=haswell -passes=loop-vectorize \
 ; RUN:   -pass-remarks=loop-vectorize -disable-output %s 2>&1 | FileCheck %s --check-prefix=NOVEC
 
-; REMARK-CLAMP: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails (x stands in for a one-element slot when n <= 0)
-; REMARK-CLAMP: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails{{$}}
+; REMARK-CLAMP-COUNT-2: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails{{$}}
 ; REMARK-CLAMP: remark: {{.*}}guarded store with a non-affine index left alone: a store is only rewritten to a masked store or by splitting, and the target has no masked scatter
-; REMARK-CLAMP: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails (x stands in for a one-element slot when n <= 0)
+; REMARK-CLAMP: remark: {{.*}}guarded gather made unconditional: loads x[clamp(j, 0, n-1)] and keeps the default when the check fails{{$}}
 ; REMARK-CLAMP-COUNT-2: remark: {{.*}}guarded gather left alone: x is not known to hold n elements, so x[clamp(j, 0, n-1)] could read past it (give x dereferenceable bytes with n bounded by them, or an llvm.assume "dereferenceable" bundle of n * size bytes)
 ; REMARK-MASKED: remark: {{.*}}guarded load left to the loop vectorizer: the target has masked gathers, the check becomes their mask
 ; REMARK-MASKED: remark: {{.*}}guarded load left to the loop vectorizer: the target has masked gathers, the check becomes their mask
@@ -61,22 +60,20 @@
 ; MASKED-COUNT-4: call <{{[0-9]+}} x float> @llvm.masked.gather.v{{[0-9]+}}f32.v{{[0-9]+}}p0(
 ; MASKED: call void @llvm.masked.scatter.v{{[0-9]+}}f32.v{{[0-9]+}}p0(
 
-; y[i] = (0 <= idx[i] < n) ? x[idx[i]] : 0, x of n elements (as
-; llvmaccel's frontends state it); n may be <= 0, so a stack slot stands in
-; for x then.
+; y[i] = (0 <= idx[i] < n) ? x[idx[i]] : 0, x of 1024 elements and
+; n <= 1024 (n may be <= 0: x[0] is there all the same; where only a
+; bundle of n * size bytes says what x holds, a stack slot stands in for x
+; then, extent-bundle.ll).
 ; CLAMP-LABEL: define void @take_fill(
-; CLAMP:       entry:
-; CLAMP-NEXT:    %accel.slot = alloca float, align 16
+; CLAMP-NOT:     alloca
 ; CLAMP:       loop:
 ; CLAMP:         %ok = and i1 %lo, %hi
-; CLAMP-NEXT:    %accel.nonempty = icmp sgt i32 %n, 0
-; CLAMP-NEXT:    %accel.base = select i1 %accel.nonempty, ptr %x, ptr %accel.slot
 ; CLAMP-NEXT:    [[MAX:%.*]] = call i32 @llvm.smax.i32(i32 %n, i32 1)
 ; CLAMP-NEXT:    %accel.last = sub i32 [[MAX]], 1
 ; CLAMP-NEXT:    [[LO:%.*]] = call i32 @llvm.smax.i32(i32 %j, i32 0)
 ; CLAMP-NEXT:    %accel.clamp = call i32 @llvm.smin.i32(i32 [[LO]], i32 %accel.last)
 ; CLAMP-NEXT:    [[EXT:%.*]] = zext i32 %accel.clamp to i64
-; CLAMP-NEXT:    %accel.addr = getelementptr inbounds float, ptr %accel.base, i64 [[EXT]]
+; CLAMP-NEXT:    %accel.addr = getelementptr inbounds float, ptr %x, i64 [[EXT]]
 ; CLAMP-NEXT:    %accel.load = load float, ptr %accel.addr, align 4
 ; CLAMP-NEXT:    br i1 %ok, label %then, label %latch
 ; CLAMP:       then:
@@ -88,11 +85,10 @@
 ; KEEP-NEXT:     %jx = sext i32 %j to i64
 ; KEEP-NEXT:     %px = getelementptr inbounds float, ptr %x, i64 %jx
 ; KEEP-NEXT:     %v = load float, ptr %px, align 4
-define void @take_fill(ptr noalias %y, ptr noalias %x, ptr noalias %idx, i32 %n, i64 %m) {
+define void @take_fill(ptr noalias %y, ptr noalias dereferenceable(4096) %x, ptr noalias %idx, i32 %n, i64 %m) {
 entry:
-  %nz = zext i32 %n to i64
-  %bytes = mul i64 %nz, 4
-  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr %x, i64 %bytes) ]
+  %fits = icmp sle i32 %n, 1024
+  call void @llvm.assume(i1 %fits)
   br label %loop
 
 loop:
@@ -192,16 +188,15 @@ exit:
   ret void
 }
 
-; The unsigned check with nothing known about n: the slot stands in for x
-; when n == 0 (as an unsigned bound, any other n holds elements).
+; The unsigned check, n <= 1024 by an assume and nothing known of n > 0.
 ; CLAMP-LABEL: define void @take_fill_unsigned_any(
-; CLAMP:         %accel.nonempty = icmp ugt i64 %n, 0
-; CLAMP-NEXT:    %accel.base = select i1 %accel.nonempty, ptr %x, ptr %accel.slot
+; CLAMP-NOT:     alloca
 ; CLAMP:         %accel.clamp = call i64 @llvm.umin.i64(i64 %j, i64 %accel.last)
-define void @take_fill_unsigned_any(ptr noalias %y, ptr noalias %x, ptr noalias %idx, i64 %n, i64 %m) {
+; CLAMP-NEXT:    %accel.addr = getelementptr inbounds float, ptr %x, i64 %accel.clamp
+define void @take_fill_unsigned_any(ptr noalias %y, ptr noalias dereferenceable(4096) %x, ptr noalias %idx, i64 %n, i64 %m) {
 entry:
-  %bytes = shl nuw i64 %n, 2
-  call void @llvm.assume(i1 true) [ "dereferenceable"(ptr %x, i64 %bytes) ]
+  %fits = icmp ule i64 %n, 1024
+  call void @llvm.assume(i1 %fits)
   br label %loop
 
 loop:
