@@ -24,7 +24,10 @@ graph outputs it reaches); nodes of one key form a branch. Along an edge
 u -> v the first set grows and the second shrinks, so branches are convex
 and the branch graph is acyclic. For a DLRM, each embedding table and the
 bottom MLP are a branch and the interaction with the top MLP another; for a
-trunk with heads, the trunk and each head.
+trunk with heads, the trunk and each head. A branch of elementwise work only
+(no loop nest of its own kind: no reduction, matmul, gather of bags, ...),
+whose results no output and only one other branch needs, joins that branch:
+the code generator fuses such work into its consumer's loops anyway.
 
 Errors. A branch's kernel returns its code (0, or which check failed),
 renumbered into one table (:attr:`Kernel.errors`); a branch whose operands'
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 
 from .codegen import Kernel
 from .codegen import generate as generate_sequential
-from .codegen.common import _VIEWS
+from .codegen.common import _KERNELS, _VIEWS
 from .errors import LLVMAccelError
 from .graph import Graph, Node
 from .ir import parse_ir
@@ -141,15 +144,43 @@ def partition(graph: Graph) -> list[Branch]:
             groups.setdefault((sources[n.id], frozenset(sinks[n.id])), []).append(n.id)
     members = list(groups.values())
     of = {nid: k for k, ids in enumerate(members) for nid in ids}
-    preds: list[set[int]] = [set() for _ in members]
-    for k, ids in enumerate(members):
-        for nid in ids:
-            n = graph.nodes[nid]
-            if n.op in _LEAVES:
-                continue
-            for i in computed(n):
-                if of.get(i.id, k) != k:
-                    preds[k].add(of[i.id])
+
+    def edges() -> tuple[list[set[int]], list[set[int]]]:
+        preds: list[set[int]] = [set() for _ in members]
+        succs: list[set[int]] = [set() for _ in members]
+        for k, ids in enumerate(members):
+            for nid in ids:
+                if graph.nodes[nid].op in _LEAVES:
+                    continue
+                for i in computed(graph.nodes[nid]):
+                    if of.get(i.id, k) != k:
+                        preds[k].add(of[i.id])
+                        succs[of[i.id]].add(k)
+        return preds, succs
+
+    # A branch without a loop nest of its own kind (elementwise work and
+    # views, which the code generator fuses into their consumers' loops) whose
+    # results only one branch reads joins that branch: a sum of branches is
+    # one task, not a chain of joins, and a cheap computed index is not a
+    # task of its own.
+    preds, succs = edges()
+    merged = True
+    while merged:
+        merged = False
+        for k, ids in enumerate(members):
+            if ids and len(succs[k]) == 1 and not any(nid in outputs for nid in ids) and \
+                    all(graph.nodes[nid].op not in _KERNELS for nid in ids):
+                (b,) = succs[k]
+                members[b] = sorted(members[b] + ids)
+                members[k] = []
+                for nid in ids:
+                    of[nid] = b
+                preds, succs = edges()
+                merged = True
+                break
+    members = [ids for ids in members if ids]
+    of = {nid: k for k, ids in enumerate(members) for nid in ids}
+    preds, _ = edges()
     # Topological order, earliest first node first.
     order: list[int] = []
     done: set[int] = set()

@@ -54,6 +54,19 @@ def test_partition_of_a_dlrm_graph():
     assert interop.parallel_pairs(branches) == 1
 
 
+def test_a_sum_of_branches_is_one_join():
+    g = Graph()
+    x = g.input("x", (8, 8), DType.f32)
+    heads = [g.matmul(x, g.constant(np.full((8, 8), k, np.float32), DType.f32))
+             for k in range(3)]
+    idx = g.binary("add", g.input("i", (4,), DType.i64), g.scalar(1, DType.i64))
+    total = g.binary("add", g.binary("add", heads[0], heads[1]), heads[2])
+    g.set_outputs([g.take(total, idx, 0)])
+    branches = interop.partition(g)
+    # The adds and the computed index join the take: one task after the heads.
+    assert [b.preds for b in branches] == [[], [], [], [0, 1, 2]]
+
+
 def test_a_chain_has_nothing_to_run_in_parallel():
     g = Graph()
     x = g.input("x", (8, 8), DType.f32)
