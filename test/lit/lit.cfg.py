@@ -104,12 +104,21 @@ for _cuda in filter(None, _cuda_candidates):
             os.path.exists(os.path.join(_cuda, "include", "crt", "host_defines.h")) and \
             os.access(os.path.join(_cuda, "bin", "fatbinary"), os.X_OK) and _cudart:
         _arch = lit_config.params.get("cuda_arch", "sm_80")
+        _flags = [f"--cuda-path={_cuda}", f"--cuda-gpu-arch={_arch}", "--no-offload-new-driver",
+                  "-Wno-unknown-cuda-version", "-idirafter",
+                  os.path.join(config.test_source_root, "accel-async-fusion", "Inputs",
+                               "cuda-shim")]
+        # This clang must know the SDK's headers (clang 19 does not know CUDA
+        # 13's): a device and a host compile of a kernel, checked once.
+        _probe = "#include <cuda_runtime.h>\n__global__ void k(float *x) { *x = 1; }\n"
+        if not config.llvmaccel_clang or any(
+                subprocess.run([config.llvmaccel_clang, "-x", "cuda", *_flags, side,
+                                "-fsyntax-only", "-"], input=_probe, capture_output=True,
+                               text=True).returncode != 0
+                for side in ("--cuda-device-only", "--cuda-host-only")):
+            break
         config.available_features.add("cuda-sdk")
-        config.substitutions.append(("%cuda-flags", " ".join([
-            f"--cuda-path={_cuda}", f"--cuda-gpu-arch={_arch}", "--no-offload-new-driver",
-            "-Wno-unknown-cuda-version", "-idirafter",
-            os.path.join(config.test_source_root, "accel-async-fusion", "Inputs",
-                         "cuda-shim")])))
+        config.substitutions.append(("%cuda-flags", " ".join(_flags)))
         config.substitutions.append(("%cuda-fatbinary", os.path.join(_cuda, "bin",
                                                                      "fatbinary")))
         config.substitutions.append(("%cuda-sm", _arch.removeprefix("sm_")))
