@@ -7,9 +7,9 @@
 /// \file
 /// Part 2 of accel-async-fusion. Level Zero (at the end of this file): a
 /// loop that resets a command list, sets kernel arguments, appends launches
-/// (and barriers without events between them), closes the list, executes it and waits for it builds the same list every
-/// iteration; it is built in the first iteration only and executed in every
-/// one.
+/// (and barriers without events between them), closes the list, executes it and
+/// waits for it builds the same list every iteration; it is built in the first
+/// iteration only and executed in every one.
 ///
 /// CUDA and HIP runtime API host code (as clang
 /// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
