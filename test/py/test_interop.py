@@ -114,6 +114,23 @@ def test_the_pass_fuses_a_chain_of_branches_and_keeps_the_parallel_one():
 
 
 @needs_mlir
+def test_outputs_that_are_inputs_views_or_repeated():
+    g = Graph()
+    x = g.input("x", (8, 8), DType.f32)
+    y = g.input("y", (8, 8), DType.f32)
+    a = g.reduce("sum", g.matmul(x, x), (1,))
+    b = g.reduce("max", g.matmul(y, y), (0,))
+    g.set_outputs([a, x, b, a, g.reshape(y, (64,))])
+    par = compile_graph(g, inter_op=True)
+    assert par.branches is not None
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((8, 8)).astype(np.float32) for _ in range(2)]
+    got, want = par(*args), compile_graph(g, inter_op=False)(*args)
+    assert [u.shape for u in got] == [v.shape for v in want]
+    assert all(u.tobytes() == v.tobytes() for u, v in zip(got, want, strict=True))
+
+
+@needs_mlir
 def test_an_out_of_range_index_in_one_branch_is_the_same_exception():
     g = two_towers()
     seq = compile_graph(g, inter_op=False)
