@@ -1,8 +1,10 @@
 """lit configuration for llvmaccel's FileCheck tests."""
 
+import glob
 import os
 import platform
 import subprocess
+import sysconfig
 
 import lit.formats
 
@@ -92,9 +94,6 @@ for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
 # CUDA: --param cuda_path=DIR (a toolkit), else PyPI's nvidia-cuda-nvcc and
 # nvidia-cuda-runtime in this Python's site-packages, else /usr/local/cuda.
 # --param cuda_arch=sm_NN (default sm_80) names the device's architecture.
-import glob
-import sysconfig
-
 _cuda_candidates = [lit_config.params.get("cuda_path", "")] + sorted(
     glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "cu*")),
     reverse=True) + ["/usr/local/cuda"]
