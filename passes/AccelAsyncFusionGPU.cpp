@@ -6,10 +6,10 @@
 ///
 /// \file
 /// Part 2 of accel-async-fusion. Level Zero (at the end of this file): a
-/// loop that resets a command list, sets kernel arguments, appends launches,
-/// closes the list, executes it and waits for it builds the same list every
-/// iteration; it is built in the first iteration only and executed in every
-/// one.
+/// loop that resets a command list, sets kernel arguments, appends launches
+/// (and barriers without events between them), closes the list, executes it and
+/// waits for it builds the same list every iteration; it is built in the first
+/// iteration only and executed in every one.
 ///
 /// CUDA and HIP runtime API host code (as clang
 /// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
@@ -60,12 +60,14 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PatternMatch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <string>
 
 using namespace llvm;
+using namespace llvm::PatternMatch;
 
 #define DEBUG_TYPE "accel-async-fusion"
 
@@ -380,7 +382,8 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
 bool isZeRecordCall(StringRef N) {
   return N == "zeCommandListReset" || N == "zeKernelSetArgumentValue" ||
          N == "zeKernelSetGroupSize" ||
-         N == "zeCommandListAppendLaunchKernel" || N == "zeCommandListClose";
+         N == "zeCommandListAppendLaunchKernel" ||
+         N == "zeCommandListAppendBarrier" || N == "zeCommandListClose";
 }
 bool isZeRunCall(StringRef N) {
   return N == "zeCommandQueueExecuteCommandLists" ||
@@ -431,6 +434,14 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
       if (auto *CB = dyn_cast<CallInst>(&I)) {
         StringRef N = calleeName(*CB);
         if (isZeRecordCall(N)) {
+          // A barrier between the launches orders them within the list; one
+          // that signals or waits for events would need the events reset
+          // between executions.
+          if (N == "zeCommandListAppendBarrier" &&
+              (CB->arg_size() != 4 ||
+               !isa<ConstantPointerNull>(CB->getArgOperand(1)) ||
+               !match(CB->getArgOperand(2), m_Zero())))
+            return "a barrier of the command list signals or waits for events";
           for (Value *Op : CB->args())
             if (!Key(Op))
               return "an argument of @" + N.str() +

@@ -33,6 +33,14 @@ the pass and run against the tests' recording CUDA runtime, which counts the
 API calls (``cudaLaunchKernel``, ``cudaGraphLaunch``) of a 4-iteration loop of
 2 kernels.
 
+The frontends' inter-op mode (``--interop`` runs only this part; the full
+run ends with it): the DLRM of bench/frontends and a fan-out/fan-in graph
+with real work per branch, compiled sequentially and with
+``inter_op=True`` (with and without the pass), in-process; see
+``bench/async-fusion/interop.py``. Its figures go to
+``bench/results/async-fusion-interop.{json,md}``, one section per host
+(earlier hosts' sections are kept).
+
 In each round every variant runs once (a fresh process: one warm-up call, then
 ``calls`` timed calls; the per-call mean is the round's figure), in a fixed
 interleaved order. Per variant the median over the rounds is reported, and
@@ -43,6 +51,7 @@ Usage::
 
     .venv/bin/python bench/async-fusion/run.py            # full run
     .venv/bin/python bench/async-fusion/run.py --quick    # smoke run
+    .venv/bin/python bench/async-fusion/run.py --interop  # the inter-op mode only
 """
 
 from __future__ import annotations
@@ -415,9 +424,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, help="rounds (default 7, quick 2)")
     p.add_argument("--plugin", type=Path, default=REPO / "build/llvm-22/lib/LLVMAccel.so")
     p.add_argument("--out", type=Path, help="output directory")
+    p.add_argument("--interop", action="store_true",
+                   help="only the frontends' inter-op mode (DLRM, fan-out graph)")
     a = p.parse_args(argv)
     rounds = a.rounds or (2 if a.quick else 7)
     out_dir = a.out or (REPO / "bench/work/results-quick" if a.quick else REPO / "bench/results")
+    command = " ".join(shlex.quote(x) for x in [
+        ".venv/bin/python", "bench/async-fusion/run.py", *(argv or sys.argv[1:])])
+    if a.interop:
+        return interop_section(a.quick, rounds, out_dir, command)
     work = REPO / "bench/work/async-fusion"
     work.mkdir(parents=True, exist_ok=True)
     steps = 1 << 12 if a.quick else WORK_STEPS
@@ -427,8 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         ("fanout", fanout_mlir(steps), 20),
     ]
     report: dict[str, Any] = {
-        "command": " ".join(shlex.quote(x) for x in [
-            ".venv/bin/python", "bench/async-fusion/run.py", *(argv or sys.argv[1:])]),
+        "command": command,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "quick": a.quick,
         "rounds": rounds,
@@ -450,6 +464,40 @@ def main(argv: list[str] | None = None) -> int:
     (out_dir / "async-fusion.json").write_text(json.dumps(report, indent=2) + "\n")
     (out_dir / "async-fusion.md").write_text(render(report))
     print(f"wrote {out_dir}/async-fusion.{{json,md}}")
+    return interop_section(a.quick, rounds, out_dir, command)
+
+
+def interop_section(quick: bool, rounds: int, out_dir: Path, command: str) -> int:
+    """Runs the inter-op benchmark and records it as this host's section."""
+    sys.path.insert(0, str(HERE))
+    from interop import render_interop, run_interop
+
+    rounds = max(rounds, 2 if quick else 9)
+    section = run_interop(quick, rounds)
+    info = machine_info(REPO / "build/llvm-22/lib/LLVMAccel.so")
+    host = f"{info.get('Model name')} ({info.get('Vendor ID')}, family " \
+        f"{info.get('CPU family')}, model {info.get('Model')})"
+    date = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    path = out_dir / "async-fusion-interop.json"
+    hosts = json.loads(path.read_text()) if path.exists() else {}
+    hosts[host + (" QUICK" if quick else "")] = {"command": command, "date": date,
+                                                 "rounds": rounds, **section}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(hosts, indent=2) + "\n")
+    md = ["# The frontends' inter-op mode against the sequential kernel", "",
+          "`inter_op=True` (llvmaccel.interop): the graph's independent branches run as"
+          " tasks of MLIR's async runtime; `inter-op-nopass` is the same without"
+          " accel-async-fusion. Interleaved rounds, medians; outputs bit-identical to the"
+          " sequential kernel's. The machine is shared with other jobs: the load average"
+          " says how busy its cores were.", ""]
+    for h, sec in hosts.items():
+        md.append(render_interop(sec, h, sec["date"], sec["command"]))
+    (out_dir / "async-fusion-interop.md").write_text("\n".join(md))
+    for w in section.get("workloads", []):
+        for v, r in w["variants"].items():
+            print(f"{w['name']:7s} {v:16s} {r['median_ms']:9.3f} ms  "
+                  f"{r['ratio_vs_sequential']:.2f}x")
+    print(f"wrote {out_dir}/async-fusion-interop.{{json,md}}")
     return 0
 
 

@@ -28,13 +28,14 @@ import json
 import os
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import jit, profiling, vecmath
+from . import interop, jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate
 from .errors import KernelIndexError, KernelZeroDivisionError
@@ -203,7 +204,12 @@ class CompiledGraph:
         report: Remarks and statistics of the optimization pipeline.
         pipeline: The pass pipeline used.
         optimized_ir: The optimized module as text (computed on demand).
+        branches: With the inter-op mode, the graph's branches, each run as
+            a task of MLIR's async runtime (:mod:`llvmaccel.interop`); None
+            for the sequential kernel.
     """
+
+    branches: list | None = None
 
     def __init__(self, graph: Graph, kernel: Kernel, module: jit.CompiledModule,
                  report: Report, pipeline: str, bitcode: bytes) -> None:
@@ -413,7 +419,7 @@ def _plugin_id() -> str:
 
 
 def compile_graph(graph: Graph, pipeline: str | None = None,
-                  auto: str | None = None) -> CompiledGraph:
+                  auto: str | None = None, inter_op: bool | None = None) -> CompiledGraph:
     """Compiles ``graph`` (or returns the cached compilation).
 
     Args:
@@ -423,12 +429,20 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
         auto: Which llvmaccel passes join the default pipelines: ``"all"``,
             ``"none"`` or comma-separated pass names; None leaves it to
             ``$LLVMACCEL_AUTO`` (default all).
+        inter_op: Run independent branches of the graph as parallel tasks
+            of MLIR's async runtime (:mod:`llvmaccel.interop`); None leaves
+            it to ``$LLVMACCEL_INTER_OP`` (default off). Where the MLIR tools
+            or the runtime are missing, a RuntimeWarning says so and the
+            graph is compiled sequentially; so is a graph without
+            independent branches.
     """
     pipeline = profiling.with_loop_timing(pipeline or DEFAULT_PIPELINE)
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
+    parallel = interop.requested(inter_op)
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
-           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "")
+           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
+           parallel)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
@@ -448,8 +462,23 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
         return compiled
 
 
+def _inter_op_kernel(graph: Graph) -> tuple[Kernel, list[interop.Branch]] | None:
+    """The inter-op kernel of ``graph``, or None (sequential: no independent
+    branches, or the mode cannot run here, which a warning says)."""
+    try:
+        made = interop.generate(graph)
+        if made is not None:
+            interop.load_runtime()
+        return made
+    except interop.InterOpUnavailable as e:
+        warnings.warn(f"llvmaccel: {e}; compiling the graph sequentially", RuntimeWarning,
+                      stacklevel=4)
+        return None
+
+
 def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
-    kernel = generate(graph)
+    made = _inter_op_kernel(graph) if key[8] else None
+    kernel = made[0] if made is not None else generate(graph)
     digest = hashlib.sha256(
         "\0".join([kernel.ir, *map(str, key[2:])]).encode()).hexdigest()[:40]
     directory = cache_dir()
@@ -474,7 +503,9 @@ def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
     compiled_module = jit.compile(parse_ir(bitcode, name="llvmaccel-graph"),
                                   "function(verify)",
                                   perf_label=kernel_ops(graph))
-    return CompiledGraph(graph, kernel, compiled_module, report, pipeline, bitcode)
+    compiled = CompiledGraph(graph, kernel, compiled_module, report, pipeline, bitcode)
+    compiled.branches = made[1] if made is not None else None
+    return compiled
 
 
 def _disk_load(directory: Path, digest: str) -> tuple[bytes | None, Report | None]:

@@ -1,8 +1,10 @@
 """lit configuration for llvmaccel's FileCheck tests."""
 
+import glob
 import os
 import platform
 import subprocess
+import sysconfig
 
 import lit.formats
 
@@ -86,6 +88,55 @@ for _target, _names in {
 # GPU runtimes are enabled explicitly on GPU runners (lit --param gpu=cuda,...).
 for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
     config.available_features.add(f"gpu-{gpu}")
+
+# SDKs the device tests build with (the build is checked wherever the SDK is
+# found; running needs the gpu-* feature as well).
+# CUDA: --param cuda_path=DIR (a toolkit), else PyPI's nvidia-cuda-nvcc and
+# nvidia-cuda-runtime in this Python's site-packages, else /usr/local/cuda.
+# --param cuda_arch=sm_NN (default sm_80) names the device's architecture.
+_cuda_candidates = [lit_config.params.get("cuda_path", "")] + sorted(
+    glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "cu*")),
+    reverse=True) + ["/usr/local/cuda"]
+for _cuda in filter(None, _cuda_candidates):
+    _cudart = sorted(glob.glob(os.path.join(_cuda, "lib*", "libcudart.so*")))
+    if os.path.exists(os.path.join(_cuda, "include", "cuda_runtime.h")) and \
+            os.path.exists(os.path.join(_cuda, "include", "crt", "host_defines.h")) and \
+            os.access(os.path.join(_cuda, "bin", "fatbinary"), os.X_OK) and _cudart:
+        _arch = lit_config.params.get("cuda_arch", "sm_80")
+        _flags = [f"--cuda-path={_cuda}", f"--cuda-gpu-arch={_arch}", "--no-offload-new-driver",
+                  "-Wno-unknown-cuda-version", "-idirafter",
+                  os.path.join(config.test_source_root, "accel-async-fusion", "Inputs",
+                               "cuda-shim")]
+        # This clang must know the SDK's headers (clang 19 does not know CUDA
+        # 13's): a device and a host compile of a kernel, checked once.
+        _probe = "#include <cuda_runtime.h>\n__global__ void k(float *x) { *x = 1; }\n"
+        if not config.llvmaccel_clang or any(
+                subprocess.run([config.llvmaccel_clang, "-x", "cuda", *_flags, side,
+                                "-fsyntax-only", "-"], input=_probe, capture_output=True,
+                               text=True).returncode != 0
+                for side in ("--cuda-device-only", "--cuda-host-only")):
+            break
+        config.available_features.add("cuda-sdk")
+        config.substitutions.append(("%cuda-flags", " ".join(_flags)))
+        config.substitutions.append(("%cuda-fatbinary", os.path.join(_cuda, "bin",
+                                                                     "fatbinary")))
+        config.substitutions.append(("%cuda-sm", _arch.removeprefix("sm_")))
+        config.substitutions.append(("%cuda-include", os.path.join(_cuda, "include")))
+        config.substitutions.append(
+            ("%cudart", f"{_cudart[0]} -Wl,-rpath,{os.path.dirname(_cudart[0])}"))
+        break
+# ROCm (HIP): --param rocm_path=DIR (default /opt/rocm), --param rocm_arch=gfxNNN.
+_rocm = lit_config.params.get("rocm_path", "/opt/rocm")
+config.substitutions.append(("%rocm-flags", " ".join([
+    f"--rocm-path={_rocm}", f"--offload-arch={lit_config.params.get('rocm_arch', 'gfx90a')}",
+    "--no-offload-new-driver"])))
+config.substitutions.append(("%rocm-root", _rocm))
+if os.path.exists(os.path.join(_rocm, "include", "hip", "hip_runtime.h")):
+    config.available_features.add("rocm-sdk")
+# Level Zero: the loader and ze_api.h (Debian's libze-dev).
+if os.path.exists("/usr/include/level_zero/ze_api.h") and \
+        glob.glob("/usr/lib/*/libze_loader.so"):
+    config.available_features.add("level-zero-sdk")
 
 # Cross-target execution (scripts/setup.sh --cross installs qemu-user and the
 # cross C compilers): `%cross-run aarch64 prog.ll` compiles an IR program with

@@ -150,11 +150,15 @@ class JitFunction:
                  static_argnums: tuple[int, ...] = (),
                  polymorphic_shapes: PolymorphicShapes = None,
                  static_argnames: tuple[str, ...] = (),
-                 symbolic_constraints: tuple[str, ...] = ()) -> None:
+                 symbolic_constraints: tuple[str, ...] = (),
+                 inter_op: bool | None = None) -> None:
         self.fun = fun
         self.pipeline = pipeline
         self.fallback = fallback
         self.auto = auto
+        if inter_op not in (None, True, False):
+            raise TypeError(f"inter_op must be True, False or None, not {inter_op!r}")
+        self.inter_op = inter_op
         self.static_argnums = tuple(static_argnums)
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
@@ -336,7 +340,8 @@ class JitFunction:
             outs = lower_jaxpr(closed, g, ins)
             g.set_outputs(outs)
             return _Entry("llvmaccel", None, out_tree, [o.dtype for o in out_leaves], flat_fun,
-                          functools.partial(compile_graph, g, self.pipeline, self.auto))
+                          functools.partial(compile_graph, g, self.pipeline, self.auto,
+                                            self.inter_op))
         except (UnsupportedPrimitive, TypeError) as e:
             if not self.fallback:
                 raise
@@ -352,7 +357,8 @@ class JitFunction:
     def _recompile(self, flat_fun: Callable[..., Any]) -> JitFunction:
         """``flat_fun`` compiled with this function's options (the backward
         pass and the batched form of a call under JAX transformations)."""
-        return JitFunction(flat_fun, self.pipeline, self.fallback, self.auto)
+        return JitFunction(flat_fun, self.pipeline, self.fallback, self.auto,
+                           inter_op=self.inter_op)
 
     def _entry(self, key: Any, args: tuple, kwargs: dict, arrays: list[Any], tree: Any
                ) -> _Entry:
@@ -409,7 +415,7 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
         static_argnums: tuple[int, ...] = (),
         polymorphic_shapes: PolymorphicShapes = None,
         static_argnames: str | tuple[str, ...] = (),
-        symbolic_constraints: tuple[str, ...] = ()) -> Any:
+        symbolic_constraints: tuple[str, ...] = (), inter_op: bool | None = None) -> Any:
     """Compiles ``fun`` with llvmaccel (usable as ``@jit`` or ``@jit(...)``).
 
     Args:
@@ -437,6 +443,9 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
             must be None). All specs share one symbolic scope, so a name means
             one size. Shapes fitting the specs share one compilation; a call
             that does not fit raises ValueError naming the argument and dim.
+        inter_op: Run the graph's independent branches as parallel tasks of
+            MLIR's async runtime (:mod:`llvmaccel.interop`); None leaves it
+            to ``$LLVMACCEL_INTER_OP`` (default off).
 
     Results are ``jax.Array`` values (on the CPU), in the pytree structure
     ``fun`` returns.
@@ -450,9 +459,10 @@ def jit(fun: Callable[..., Any] | None = None, *, pipeline: str | None = None,
     """
     if fun is None:
         return lambda f: JitFunction(f, pipeline, fallback, auto, static_argnums,
-                                     polymorphic_shapes, static_argnames, symbolic_constraints)
+                                     polymorphic_shapes, static_argnames, symbolic_constraints,
+                                     inter_op)
     return JitFunction(fun, pipeline, fallback, auto, static_argnums, polymorphic_shapes,
-                       static_argnames, symbolic_constraints)
+                       static_argnames, symbolic_constraints, inter_op)
 
 
 def _bind_symbols(what: str, leaves: list[tuple[str, tuple[str, ...], tuple[Dim, ...],

@@ -121,6 +121,10 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         auto: llvmaccel passes in the default pipelines (``"all"``, ``"none"``).
         strict: raise :class:`LLVMAccelTorchError` instead of falling back to
             eager PyTorch for unsupported ops (in forward or backward graphs).
+        inter_op: run a graph's independent branches (a DLRM's embedding
+            tables and bottom MLP, the heads of a multi-branch model) as
+            parallel tasks of MLIR's async runtime (:mod:`llvmaccel.interop`);
+            default ``$LLVMACCEL_INTER_OP``, else off.
     """
     from torch._functorch.aot_autograd import aot_module_simplified
 
@@ -137,10 +141,13 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         raise TypeError(f"llvmaccel backend got unexpected keyword argument(s): "
                         f"{', '.join(sorted(kwargs))}")
     explanation: Explanation = opts.pop("_explanation", None) or Explanation()
-    unknown = set(opts) - {"pipeline", "auto", "strict"}
+    unknown = set(opts) - {"pipeline", "auto", "strict", "inter_op"}
     if unknown:
         raise ValueError(f"unknown llvmaccel option(s): {', '.join(sorted(unknown))} "
-                         "(pipeline, auto, strict)")
+                         "(pipeline, auto, strict, inter_op)")
+    if opts.get("inter_op") not in (None, True, False):
+        raise TypeError(f"options={{'inter_op': ...}} must be True or False, "
+                        f"not {opts['inter_op']!r}")
     strict = bool(opts.get("strict", False))
     explanation.graphs += 1
 
@@ -238,7 +245,8 @@ class _CompiledModule(torch.nn.Module):
 
 def _compile_lowered(lowered: LoweredGraph, opts: dict[str, Any],
                      explanation: Explanation) -> Callable[..., Any]:
-    compiled = compile_graph(lowered.graph, opts.get("pipeline"), opts.get("auto"))
+    compiled = compile_graph(lowered.graph, opts.get("pipeline"), opts.get("auto"),
+                             opts.get("inter_op"))
     explanation.compiled.extend(lowered.ops)
     explanation.remarks.extend(compiled.report.remarks)
     return _runner(lowered, compiled)

@@ -21,6 +21,8 @@ ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t,
                                             const ze_group_count_t *,
                                             ze_event_handle_t, uint32_t,
                                             ze_event_handle_t *);
+ze_result_t zeCommandListAppendBarrier(ze_command_list_handle_t, ze_event_handle_t,
+                                       uint32_t, ze_event_handle_t *);
 ze_result_t zeCommandListClose(ze_command_list_handle_t);
 ze_result_t zeCommandQueueExecuteCommandLists(ze_command_queue_handle_t,
                                               uint32_t,
@@ -70,5 +72,35 @@ void step_nowait(ze_command_list_handle_t List, ze_command_queue_handle_t Q,
     zeCommandListAppendLaunchKernel(List, Scale, &G, 0, 0, 0);
     zeCommandListClose(List);
     zeCommandQueueExecuteCommandLists(Q, 1, &List, 0);
+  }
+}
+
+// A barrier orders the second launch after the first: recorded with them.
+void step_barrier(ze_command_list_handle_t List, ze_command_queue_handle_t Q,
+                  ze_kernel_handle_t Scale, ze_kernel_handle_t Axpy, int Iters) {
+  ze_group_count_t G = {8, 1, 1};
+  for (int I = 0; I < Iters; ++I) {
+    zeCommandListReset(List);
+    zeCommandListAppendLaunchKernel(List, Scale, &G, 0, 0, 0);
+    zeCommandListAppendBarrier(List, 0, 0, 0);
+    zeCommandListAppendLaunchKernel(List, Axpy, &G, 0, 0, 0);
+    zeCommandListClose(List);
+    zeCommandQueueExecuteCommandLists(Q, 1, &List, 0);
+    zeCommandQueueSynchronize(Q, UINT64_MAX);
+  }
+}
+
+// Declined: the barrier signals an event (which the host would have to reset
+// between executions).
+void step_barrier_event(ze_command_list_handle_t List, ze_command_queue_handle_t Q,
+                        ze_kernel_handle_t Scale, ze_event_handle_t Done, int Iters) {
+  ze_group_count_t G = {8, 1, 1};
+  for (int I = 0; I < Iters; ++I) {
+    zeCommandListReset(List);
+    zeCommandListAppendLaunchKernel(List, Scale, &G, 0, 0, 0);
+    zeCommandListAppendBarrier(List, Done, 0, 0);
+    zeCommandListClose(List);
+    zeCommandQueueExecuteCommandLists(Q, 1, &List, 0);
+    zeCommandQueueSynchronize(Q, UINT64_MAX);
   }
 }

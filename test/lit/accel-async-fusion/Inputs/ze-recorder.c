@@ -51,6 +51,18 @@ int zeCommandListAppendLaunchKernel(List *L, Kernel *K, const Groups *G,
   return 0;
 }
 
+int zeCommandListAppendBarrier(List *L, void *Signal, uint32_t NumWait,
+                               void **Wait) {
+  static const Kernel Barrier = {"barrier"};
+  printf("api zeCommandListAppendBarrier\n");
+  if (L->Closed)
+    return 1;
+  L->Entries[L->N].K = Barrier;
+  L->Entries[L->N].G = (Groups){0, 0, 0};
+  ++L->N;
+  return 0;
+}
+
 int zeCommandListClose(List *L) {
   printf("api zeCommandListClose\n");
   L->Closed = 1;
@@ -84,6 +96,8 @@ int zeCommandQueueSynchronize(void *Q, uint64_t Timeout) {
 void step(List *, void *, Kernel *, Kernel *, float *, float *, int, int);
 void step_shift(List *, void *, Kernel *, int);
 void step_nowait(List *, void *, Kernel *, int);
+void step_barrier(List *, void *, Kernel *, Kernel *, int);
+void step_barrier_event(List *, void *, Kernel *, void *, int);
 
 int main(void) {
   static List L;
@@ -99,5 +113,9 @@ int main(void) {
   step_shift(&L, Q, &Scale, 2);
   printf("== step_nowait 2\n");
   step_nowait(&L, Q, &Scale, 2);
+  printf("== step_barrier 2\n");
+  step_barrier(&L, Q, &Scale, &Axpy, 2);
+  printf("== step_barrier_event 2\n");
+  step_barrier_event(&L, Q, &Scale, &L, 2);
   return 0;
 }
