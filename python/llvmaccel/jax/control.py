@@ -1,0 +1,89 @@
+"""Lowering rules for JAX's control flow and sorting primitives.
+
+``scan`` (``lax.scan``, and ``fori_loop`` with static bounds), ``while``
+(``lax.while_loop``, ``fori_loop`` with traced bounds) and ``cond``
+(``lax.cond``, ``lax.switch``) become graph regions
+(:meth:`Graph.scan <llvmaccel.graph.Graph.scan>`, ``while_loop``,
+``switch``): their jaxprs are lowered into sub-graphs, which the code
+generator emits as real loops and branches (:mod:`llvmaccel.codegen.control`),
+never unrolled. ``sort`` (``lax.sort``, ``jnp.sort``, ``jnp.argsort``) and
+``top_k`` become :meth:`Graph.sort <llvmaccel.graph.Graph.sort>`; ``rev``
+reverses dims.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph import DType, Graph, Node
+from .lowering import _dim_value, _lower, _rule, _shape, _static, graph_dim, graph_dtype
+
+
+def _region(closed: Any, what: str) -> Graph:
+    """A closed jaxpr as a graph of its own (inputs: the jaxpr's invars)."""
+    jaxpr = closed.jaxpr if hasattr(closed, "jaxpr") else closed
+    consts = list(getattr(closed, "consts", []))
+    g = Graph()
+    ins = [g.input(f"{what}{k}", _shape(v.aval.shape), graph_dtype(v.aval.dtype, what))
+           for k, v in enumerate(jaxpr.invars)]
+    outs = _lower(jaxpr, consts, g, ins)
+    g.set_outputs([g.cast(o, graph_dtype(v.aval.dtype)) if hasattr(v, "aval") else o
+                   for o, v in zip(outs, jaxpr.outvars, strict=True)])
+    return g
+
+
+@_rule("scan")
+def _scan(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    p = eqn.params
+    nc, nk = int(p["num_consts"]), int(p["num_carry"])
+    body = _region(p["jaxpr"], "scan")
+    return g.scan(body, ins[:nc], ins[nc:nc + nk], ins[nc + nk:], graph_dim(p["length"]),
+                  bool(p["reverse"]))
+
+
+@_rule("while")
+def _while(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    p = eqn.params
+    cn, bn = int(p["cond_nconsts"]), int(p["body_nconsts"])
+    cond = _region(p["cond_jaxpr"], "cond")
+    body = _region(p["body_jaxpr"], "body")
+    return g.while_loop(cond, body, ins[:cn], ins[cn:cn + bn], ins[cn + bn:])
+
+
+@_rule("cond")
+def _cond(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    branches = [_region(b, "branch") for b in eqn.params["branches"]]
+    return g.switch(ins[0], branches, ins[1:])
+
+
+@_rule("sort")
+def _sort(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    p = eqn.params
+    return g.sort(list(ins), int(p["dimension"]), int(p["num_keys"]))
+
+
+@_rule("top_k")
+def _top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    """The ``k`` largest along ``axis`` (the last dim), largest first, in
+    IEEE 754's total order (NaN first, -NaN last, 0.0 before -0.0) and ties
+    in index order, as XLA's TopK."""
+    x = ins[0]
+    k = _static("top_k", eqn.params["k"], "k")
+    axis = int(eqn.params.get("axis", -1)) % x.rank
+    idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
+    values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
+                             descending=True, total_order=True)
+    return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
+
+
+@_rule("rev")
+def _rev(g: Graph, ins: list, eqn: Any) -> Node:
+    x = ins[0]
+    for d in eqn.params["dimensions"]:
+        n = x.shape[d]
+        last = g.scalar(n - 1, DType.i64) if isinstance(n, int) else g.binary(
+            "sub", _dim_value(g, n), g.scalar(1, DType.i64))
+        idx = g.binary("sub", last, g.iota((n,), 0, DType.i64))
+        x = g.take(x, idx, d, "clip")
+    return x
+
