@@ -87,3 +87,21 @@ def _rev(g: Graph, ins: list, eqn: Any) -> Node:
         x = g.take(x, idx, d, "clip")
     return x
 
+
+
+@_rule("dynamic_update_slice")
+def _dynamic_update_slice(g: Graph, ins: list, eqn: Any) -> Node:
+    """``x`` with ``update`` written at ``starts`` (each clamped, as XLA,
+    to ``[0, size - update size]``): a scatter over the update's elements,
+    so a decode loop writing one token a step costs a copy of ``x`` and
+    one store, not a pass of selects."""
+    x, upd, *starts = ins
+    i64 = DType.i64
+    in_shape = eqn.invars[0].aval.shape
+    up_shape = eqn.invars[1].aval.shape
+    indices = []
+    for d, s in enumerate(starts):
+        room = _dim_value(g, graph_dim(in_shape[d] - up_shape[d]))
+        s = g.binary("minimum", g.binary("maximum", g.cast(s, i64), g.scalar(0, i64)), room)
+        indices.append(g.binary("add", g.iota(tuple(upd.shape), d, i64), s))
+    return g.scatter(x, upd, indices, tuple(("index", d) for d in range(x.rank)))
