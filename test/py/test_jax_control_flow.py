@@ -195,3 +195,37 @@ def test_grad_over_llvmaccel_jit_of_scan():
     got = jax.grad(lj.jit(loss))(w, xs)
     want = jax.grad(loss)(w, xs)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+
+
+def test_vmap_over_llvmaccel_jit_of_while_and_scan():
+    # Batched, a while loop runs until every lane is done (reduce_or of the
+    # predicates) and selects per lane; the scan's body is batched.
+    def f(x):
+        v, k = lax.while_loop(lambda c: c[0].sum() < 50.0, lambda c: (c[0] * 1.5 + 0.2, c[1] + 1),
+                              (x, jnp.int32(0)))
+        return v, k, lax.scan(lambda c, y: (c + y, c * y), x[0], x)[1]
+    xs = np.abs(_r(5, 4)) * np.array([[0.01], [0.1], [1.0], [10.0], [100.0]], np.float32)
+    got = jax.vmap(lj.jit(f))(xs)
+    want = jax.vmap(f)(xs)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_fori_loop_body_with_a_constant_table():
+    table = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 6)
+
+    def f(x):  # the table is a constant of the body: lifted into an operand
+        return lax.fori_loop(0, 4, lambda i, c: c + jnp.asarray(table)[i] * c.sum(), x)
+    _check(f, _r(6), rtol=1e-4)
+    compiled = lj.jit(f).compiled_for(_r(6))
+    assert len(compiled.kernel.constants) == 1
+
+
+def test_readme_rnn_example():
+    @lj.jit
+    def rnn(h0, xs, w, u, b):
+        return jax.lax.scan(lambda h, x: (jnp.tanh(x @ w + h @ u + b),) * 2, h0, xs)
+    got = rnn(*RNN_ARGS)
+    want = jax.jit(rnn.fun)(*RNN_ARGS)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)

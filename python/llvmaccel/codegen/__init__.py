@@ -57,12 +57,12 @@ from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
+from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter
 from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
-from .control import MULTI_VALUED, ControlEmitter
 from .scan import ScanEmitter
 from .sort import SortEmitter
 

@@ -22,13 +22,10 @@ from .lowering import _dim_value, _lower, _rule, _shape, _static, graph_dim, gra
 def _region(closed: Any, what: str) -> Graph:
     """A closed jaxpr as a graph of its own (inputs: the jaxpr's invars)."""
     jaxpr = closed.jaxpr if hasattr(closed, "jaxpr") else closed
-    consts = list(getattr(closed, "consts", []))
     g = Graph()
     ins = [g.input(f"{what}{k}", _shape(v.aval.shape), graph_dtype(v.aval.dtype, what))
            for k, v in enumerate(jaxpr.invars)]
-    outs = _lower(jaxpr, consts, g, ins)
-    g.set_outputs([g.cast(o, graph_dtype(v.aval.dtype)) if hasattr(v, "aval") else o
-                   for o, v in zip(outs, jaxpr.outvars, strict=True)])
+    g.set_outputs(_inline(closed, g, ins))
     return g
 
 
@@ -43,11 +40,38 @@ def _scan(g: Graph, ins: list, eqn: Any) -> list[Node]:
 
 @_rule("while")
 def _while(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    """``lax.while_loop``. A batched predicate (``jax.vmap`` of a loop whose
+    condition depends on the batch) runs while any lane's holds, each lane's
+    carry updated only while its own holds, as JAX's lowering does."""
     p = eqn.params
     cn, bn = int(p["cond_nconsts"]), int(p["body_nconsts"])
+    cconsts, bconsts, init = ins[:cn], ins[cn:cn + bn], ins[cn + bn:]
+    if not p["cond_jaxpr"].out_avals[0].shape:
+        cond = _region(p["cond_jaxpr"], "cond")
+        body = _region(p["body_jaxpr"], "body")
+        return g.while_loop(cond, body, cconsts, bconsts, init)
     cond = _region(p["cond_jaxpr"], "cond")
-    body = _region(p["body_jaxpr"], "body")
-    return g.while_loop(cond, body, ins[:cn], ins[cn:cn + bn], ins[cn + bn:])
+    pred = cond.outputs[0]
+    cond.set_outputs([cond.reduce("any", pred, tuple(range(pred.rank)))])
+    body = Graph()
+    bins = [body.input(f"body{k}", tuple(x.shape), x.dtype)
+            for k, x in enumerate(cconsts + bconsts + init)]
+    bc, bb, carry = bins[:cn], bins[cn:cn + bn], bins[cn + bn:]
+    (lane,) = _inline(p["cond_jaxpr"], body, bc + carry)
+    new = _inline(p["body_jaxpr"], body, bb + carry)
+    outs = []
+    for n, old in zip(new, carry, strict=True):
+        keep = body.reshape(lane, tuple(lane.shape) + (1,) * (old.rank - lane.rank))
+        outs.append(body.where(body.broadcast_to(keep, tuple(old.shape)), n, old))
+    body.set_outputs(outs)
+    return g.while_loop(cond, body, cconsts, cconsts + bconsts, init)
+
+
+def _inline(closed: Any, g: Graph, args: list[Node]) -> list[Node]:
+    jaxpr = closed.jaxpr if hasattr(closed, "jaxpr") else closed
+    outs = _lower(jaxpr, list(getattr(closed, "consts", [])), g, args)
+    return [g.cast(o, graph_dtype(v.aval.dtype)) for o, v in zip(outs, jaxpr.outvars,
+                                                                   strict=True)]
 
 
 @_rule("cond")
