@@ -186,3 +186,20 @@ def test_jax_sort_empty_and_long():
     _check_jax(lambda x: (jnp.sort(x), jnp.argsort(x)), RNG.standard_normal(5000)
                .astype(np.float32))
     _check_jax(lambda x: jnp.argsort(x, stable=True), RNG.integers(0, 9, 777).astype(np.int64))
+
+
+def test_sort_symbolic_sizes_both_frontends():
+    torch._dynamo.reset()
+    fast = torch.compile(lambda x: torch.sort(x, -1, descending=True), backend="llvmaccel",
+                         dynamic=True)
+    for n in (5, 17, 64):
+        x = torch.from_numpy(_special((3, n)))
+        got, want = fast(x), torch.sort(x, -1, descending=True)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+    fn = lj.jit(lambda x: (jnp.sort(x, axis=0), jnp.argsort(x, axis=1)),
+                polymorphic_shapes=["n, m"])
+    for n, m in ((2, 9), (31, 4)):
+        x = _special((n, m))
+        for a, b in zip(fn(x), jax.jit(lambda x: (jnp.sort(x, axis=0),
+                                                  jnp.argsort(x, axis=1)))(x), strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
