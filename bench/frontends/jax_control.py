@@ -147,7 +147,8 @@ def markdown(hosts: dict) -> str:
             md = r["median_ms"]
             lines.append(f"| {r['workload']} | {md['llvmaccel.jax.jit']:.3f} | "
                          f"{md['kernel']:.3f} | {md['jax.jit']:.3f} | "
-                         f"{r['speedup_vs_jax_jit']:.2f}x | {r['kernel_speedup_vs_jax_jit']:.2f}x |")
+                         f"{r['speedup_vs_jax_jit']:.2f}x | "
+                         f"{r['kernel_speedup_vs_jax_jit']:.2f}x |")
         lines += ["", "The kernel column calls the compiled graph of the same function "
                   "directly (`compiled_for(...)`, numpy outputs): the llvmaccel.jax.jit "
                   "column adds the argument checks and the conversion of the outputs to "

@@ -1039,9 +1039,8 @@ class Graph:
         ``y[t]``), ``t`` from the last slice down with ``reverse``. Gives the
         final carries, then the stacked ``ys`` (``[length, *y.shape]``). The
         body's loop nests and temporaries are emitted once, inside the loop."""
-        for x in xs:
-            if x.rank < 1 or (isinstance(x.shape[0], int) and isinstance(length, int)
-                              and x.shape[0] != length):
+        for x in xs:  # every slice x[t] is read in place: the sizes must agree
+            if x.rank < 1 or x.shape[0] != length:
                 raise GraphError(f"scan: xs of shape {x.shape} for {length} iterations")
         sig = lambda ns: [(tuple(n.shape), n.dtype) for n in ns]  # noqa: E731
         carries = sig(init)

@@ -3,6 +3,8 @@ loops and branches, against jax.jit."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -124,6 +126,10 @@ def test_while_loop_data_dependent_exit():
         return lax.while_loop(cond, body, (x, jnp.int32(0)))
     for scale in (0.01, 1.0, 1000.0):  # many steps, a few, none
         _check(f, _r(6) * scale, rtol=1e-4)
+    ir = _ir(f, _r(6))
+    # The condition is evaluated in the loop header; one exit branch.
+    assert re.search(r"^n\d+\.while\d+:", ir, re.M)
+    assert re.search(r"br i1 %\S+, label %n\d+\.do\d+, label %n\d+\.wend\d+", ir)
 
 
 def test_nested_loops():

@@ -44,6 +44,12 @@ Stages inside :func:`generate`:
            row = indices[j]                     # T[f(B[j])]
            for k in [0, D): out[b, k] += table[row * D + k]
 
+4. *Regions and multi-valued nodes*: ``scan``, ``while`` and ``switch`` run
+   sub-graphs as real loops and branches (:mod:`.control`; each region is
+   emitted by :func:`emit_graph` with an emitter of its own over the same
+   function, its temporaries allocated here, once), ``sort`` sorts rows
+   (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
+
 Index inputs in ``check`` mode are validated by a branch-free loop before the
 loop nests that use them, so the hot loops have no early exits and never read
 out of bounds.
