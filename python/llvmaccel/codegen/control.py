@@ -32,6 +32,10 @@ from .common import Buffer, CodegenError
 from .emitter import EmitterCore
 
 MULTI_VALUED = frozenset({"scan", "while", "switch", "sort"})
+# What a region's emitter has of its own: the graph and what is keyed by its
+# node ids, and the names of its blocks.
+_REGION_LOCAL = frozenset({"g", "buffers", "memo", "bag_bounds", "reduce_acc", "label_scope",
+                           "label_prefix"})
 
 
 class ControlEmitter(EmitterCore):
@@ -88,17 +92,17 @@ class ControlEmitter(EmitterCore):
         child = object.__new__(type(self))
         child.__dict__.update(self.__dict__)  # the same function: lists shared
         child.g = graph
-        child.buffers = {}
-        child.memo = {}
-        child.bag_bounds = {}
-        child.reduce_acc = {}
-        child.label_scope = self.label_prefix
-        child.label_prefix = ""
+        child.buffers, child.memo, child.bag_bounds, child.reduce_acc = {}, {}, {}, {}
+        child.label_scope, child.label_prefix = self.label_prefix, ""
         for n, buf in zip(graph.inputs, ins, strict=True):
             child.buffers[n.id] = Buffer(buf.kind, tuple(n.shape), n.dtype, buf.param, n.id)
         emit_graph(child, graph, outs)
-        self.count, self.block = child.count, child.block
-        self.zero_flag, self.zero_flag_used = child.zero_flag, child.zero_flag_used
+        # Back to this emitter: the state of the function (the SSA counter,
+        # the current block, flags such as the zero-division one); lists and
+        # dicts were shared all along.
+        for key, value in child.__dict__.items():
+            if key not in _REGION_LOCAL:
+                setattr(self, key, value)
         self.memo = {}
 
     def _carried(self, body: Region, first: int, carries: list[Buffer]) -> list[Buffer]:
