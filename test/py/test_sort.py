@@ -136,6 +136,44 @@ def test_torch_sort_compiles_without_fallback():
     assert {"sort", "topk"} <= set(report.compiled)
 
 
+def _opinfos():
+    try:  # needs the expecttest package
+        from torch.testing._internal.common_methods_invocations import op_db
+    except ImportError:
+        return []
+    names = ("sort", "argsort", "topk", "msort")
+    return [op for op in op_db if op.name in names and not op.variant_test_name]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("op", _opinfos(), ids=lambda op: op.name)
+def test_opinfo_samples(op, dtype):
+    """PyTorch's own sample inputs: values exactly as eager; indices exactly
+    where the input has no ties (with ties, any order of equal values is
+    eager's choice for an unstable sort)."""
+    if dtype not in op.supported_dtypes("cpu"):
+        pytest.skip("dtype not supported by the op")
+    ran = 0
+    for sample in list(op.sample_inputs("cpu", dtype, requires_grad=False))[:8]:
+        x = sample.input
+        args, kwargs = sample.args, dict(sample.kwargs)
+
+        def fn(x, _a=args, _k=kwargs):
+            return op(x, *_a, **_k)
+        want = fn(x)
+        got = _compiled(fn)(x)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        distinct = x.numel() == torch.unique(x).numel()
+        indices = {"argsort": 0, "sort": 1, "topk": 1}.get(op.name)
+        for k, (g_, w) in enumerate(zip(got, want, strict=True)):
+            if k == indices and not distinct:
+                continue
+            torch.testing.assert_close(g_, w, equal_nan=True)
+        ran += 1
+    assert ran
+
+
 # -- JAX ----------------------------------------------------------------------
 
 jax = pytest.importorskip("jax")

@@ -16,7 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph import DType, Graph, Node
-from .lowering import _dim_value, _lower, _rule, _shape, _static, graph_dim, graph_dtype
+from .lowering import (
+    UnsupportedPrimitive,
+    _dim_value,
+    _lower,
+    _rule,
+    _shape,
+    _static,
+    graph_dim,
+    graph_dtype,
+)
 
 
 def _region(closed: Any, what: str) -> Graph:
@@ -95,6 +104,9 @@ def _top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
     k = _static("top_k", eqn.params["k"], "k")
     axis = int(eqn.params.get("axis", -1)) % x.rank
     idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
+    n = x.shape[axis]
+    if k < 0 or (isinstance(n, int) and k > n):
+        raise UnsupportedPrimitive("top_k", f"k={k} for a dim of size {n}")
     values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
                              descending=True, total_order=True)
     return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]

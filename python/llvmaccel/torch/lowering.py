@@ -545,6 +545,9 @@ def _topk(c: _Ctx, x: Node, k: Any, dim: int = -1, largest: bool = True, sorted:
     if x.rank == 0:
         return (values, indices)
     d = dim % x.rank
+    n = x.shape[d]
+    if not isinstance(k, int) or (isinstance(n, int) and not 0 <= k <= n):
+        raise LoweringError(f"topk: k={k} for a dim of size {n}")
     return (c.g.slice(values, d, 0, k, 1), c.g.slice(indices, d, 0, k, 1))
 
 
