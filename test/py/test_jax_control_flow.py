@@ -235,3 +235,16 @@ def test_readme_rnn_example():
     want = jax.jit(rnn.fun)(*RNN_ARGS)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+def test_loops_and_sorts_inside_branches():
+    def f(p, x):
+        def looped(x):
+            return lax.scan(lambda c, y: (c + jnp.sort(y), c.max()), x[0], x)[0]
+
+        def sorted_(x):
+            return jnp.sort(x, axis=0)[0] * 2.0
+        return lax.cond(p, looped, sorted_, x)
+    x = _r(5, 6)
+    for p in (True, False):
+        _check(f, np.bool_(p), x)
