@@ -522,7 +522,13 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     hosts = _merge_host(out_dir / "frontends.json", meta, results)
     (out_dir / "frontends.json").write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
-    (out_dir / "frontends.md").write_text(_markdown_hosts(hosts))
+    md = _markdown_hosts(hosts)
+    old = out_dir / "frontends.md"
+    text = old.read_text() if old.exists() else ""
+    begin, end = "<!-- jax-control:begin -->", "<!-- jax-control:end -->"
+    if begin in text and end in text:  # bench/frontends/jax_control.py's section stays
+        md = md.rstrip("\n") + "\n\n" + text[text.index(begin):text.index(end) + len(end)] + "\n"
+    old.write_text(md)
     print(_markdown(meta, results))
     return 0
 

@@ -33,6 +33,7 @@ __all__ = [
     "Graph",
     "GraphError",
     "Node",
+    "Region",
     "Sym",
     "SymExpr",
     "UNARY_OPS",
@@ -383,6 +384,21 @@ def _same_value(x: Node, y: Node) -> bool:
     return all(_same_value(a, b) for a, b in zip(x.inputs, y.inputs, strict=True))
 
 
+class Region:
+    """A sub-graph that a control-flow node runs: the body of a loop, its
+    condition, or a branch of a ``switch``. Its inputs are the values the
+    node passes in (in the node's order), its outputs what it gives back.
+    Tensor constants of the sub-graph are lifted into operands of the node
+    when it is built (:meth:`Graph.scan`), so a region holds no constant
+    data; its text (``repr``) is part of the outer graph's fingerprint."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def __repr__(self) -> str:
+        return "{" + "; ".join(str(self.graph).splitlines()) + "}"
+
+
 class Graph:
     """A tensor graph: inputs, nodes in topological order, outputs.
 
@@ -443,6 +459,8 @@ class Graph:
                 for d in v if isinstance(v, tuple) else (v,):
                     if isinstance(d, SymExpr):
                         names |= d.symbols()
+                    elif isinstance(d, Region):  # sizes inside loop bodies and branches
+                        names |= set(d.graph.symbols())
         return sorted(names)
 
     def __str__(self) -> str:
@@ -985,3 +1003,120 @@ class Graph:
         return self._add(Node("embedding_bag", ins, (bags, table.shape[1]), table.dtype,
                               {"mode": mode, "last": include_last_offset,
                                "padding_idx": -1 if padding_idx is None else padding_idx}))
+
+    # -- control flow and sorting -------------------------------------------
+    def _results(self, node: Node, outs: list[tuple[tuple[Dim, ...], DType]]) -> list[Node]:
+        """One ``result`` node per value of the multi-valued ``node``."""
+        return [self._add(Node("result", (node,), tuple(shape), dt, {"index": k}))
+                for k, (shape, dt) in enumerate(outs)]
+
+    def _lift(self, body: Graph) -> list[Node]:
+        """Turns the tensor constants of ``body`` into trailing inputs of it
+        and returns the constants of this graph that feed them."""
+        lifted = []
+        for nid in sorted(body.constants):
+            n = body.nodes[nid]
+            n.op, n.attrs = "input", {"name": f"const{nid}"}
+            body.inputs.append(n)
+            lifted.append(self.constant(body.constants[nid], n.dtype))
+        body.constants = {}
+        return lifted
+
+    @staticmethod
+    def _check_region(what: str, body: Graph, ins: list[tuple], outs: list[tuple]) -> None:
+        got_in = [(tuple(n.shape), n.dtype) for n in body.inputs]
+        got_out = [(tuple(n.shape), n.dtype) for n in body.outputs]
+        if got_in != [(tuple(s), d) for s, d in ins]:
+            raise GraphError(f"{what}: the region takes {got_in}, the operands are {ins}")
+        if outs and got_out != [(tuple(s), d) for s, d in outs]:
+            raise GraphError(f"{what}: the region gives {got_out}, expected {outs}")
+
+    def scan(self, body: Graph, consts: list[Node], init: list[Node], xs: list[Node],
+             length: Dim, reverse: bool = False) -> list[Node]:
+        """``lax.scan`` as one counted loop: ``length`` iterations of ``body``
+        (inputs: ``consts``, the carries, one slice ``x[t]`` of each of ``xs``
+        along its first dim; outputs: the new carries, then the slices
+        ``y[t]``), ``t`` from the last slice down with ``reverse``. Gives the
+        final carries, then the stacked ``ys`` (``[length, *y.shape]``). The
+        body's loop nests and temporaries are emitted once, inside the loop."""
+        for x in xs:  # every slice x[t] is read in place: the sizes must agree
+            if x.rank < 1 or x.shape[0] != length:
+                raise GraphError(f"scan: xs of shape {x.shape} for {length} iterations")
+        sig = lambda ns: [(tuple(n.shape), n.dtype) for n in ns]  # noqa: E731
+        carries = sig(init)
+        self._check_region("scan", body, sig(consts) + carries +
+                           [(tuple(x.shape[1:]), x.dtype) for x in xs], [])
+        nys = len(body.outputs) - len(init)
+        if nys < 0 or sig(body.outputs[:len(init)]) != carries:
+            raise GraphError("scan: the body's first outputs must be the new carries, "
+                             f"{carries}")
+        lifted = self._lift(body)
+        node = self._add(Node("scan", (*consts, *init, *xs, *lifted), (), DType.bool,
+                              {"body": Region(body), "length": length, "reverse": bool(reverse),
+                               "n_consts": len(consts), "n_carry": len(init), "n_xs": len(xs)}))
+        ys = [((length, *o.shape), o.dtype) for o in body.outputs[len(init):]]
+        return self._results(node, carries + ys)
+
+    def while_loop(self, cond: Graph, body: Graph, cond_consts: list[Node],
+                   body_consts: list[Node], init: list[Node]) -> list[Node]:
+        """``lax.while_loop``: while ``cond(cond_consts, carries)`` (a bool
+        scalar) holds, ``carries = body(body_consts, carries)``; a loop whose
+        trip count the data decides. Gives the final carries."""
+        sig = lambda ns: [(tuple(n.shape), n.dtype) for n in ns]  # noqa: E731
+        carries = sig(init)
+        self._check_region("while_loop cond", cond, sig(cond_consts) + carries,
+                           [((), DType.bool)])
+        self._check_region("while_loop body", body, sig(body_consts) + carries, carries)
+        clift, blift = self._lift(cond), self._lift(body)
+        node = self._add(Node("while", (*cond_consts, *body_consts, *init, *clift, *blift), (),
+                              DType.bool,
+                              {"cond": Region(cond), "body": Region(body),
+                               "n_cconsts": len(cond_consts), "n_bconsts": len(body_consts),
+                               "n_carry": len(init), "n_clift": len(clift)}))
+        return self._results(node, carries)
+
+    def switch(self, index: Node, branches: list[Graph], operands: list[Node]) -> list[Node]:
+        """``lax.switch``/``lax.cond``: runs only ``branches[index]`` (an
+        integer scalar, clamped to ``[0, len(branches) - 1]`` as XLA does) on
+        ``operands``, with real branches. Every branch gives the same
+        shapes and dtypes."""
+        if index.rank != 0 or not (index.dtype.is_int or index.dtype is DType.bool):
+            raise GraphError("switch needs an integer scalar index")
+        if not branches:
+            raise GraphError("switch without branches")
+        sig = lambda ns: [(tuple(n.shape), n.dtype) for n in ns]  # noqa: E731
+        outs = sig(branches[0].outputs)
+        for b in branches:
+            self._check_region("switch", b, sig(operands), outs)
+        lifts = [self._lift(b) for b in branches]
+        node = self._add(Node("switch", (self.cast(index, DType.i64), *operands,
+                                         *[x for lift in lifts for x in lift]), (), DType.bool,
+                              {"branches": tuple(Region(b) for b in branches),
+                               "n_ops": len(operands),
+                               "n_lifts": tuple(len(lift) for lift in lifts)}))
+        return self._results(node, outs)
+
+    def sort(self, operands: list[Node], dim: int, num_keys: int = 1,
+             descending: bool = False, total_order: bool = False) -> list[Node]:
+        """Sorts ``operands`` (one shape) together along ``dim``, ordered by
+        the first ``num_keys`` of them (lexicographically), stably (equal keys
+        keep their order). Floats order as numpy, PyTorch and JAX sort: NaN
+        after everything (before everything with ``descending``), -0.0 equal
+        to 0.0; with ``total_order``, IEEE 754's total order instead (-NaN
+        first, -0.0 before 0.0, NaN last: ``lax.top_k``). Gives the sorted
+        operands (``lax.sort``; ``torch.sort`` is ``sort([x, iota])``)."""
+        if not operands or not 1 <= num_keys <= len(operands):
+            raise GraphError(f"sort: {num_keys} keys of {len(operands)} operands")
+        shape = tuple(operands[0].shape)
+        if any(tuple(x.shape) != shape for x in operands):
+            raise GraphError("sort: the operands need one shape")
+        if not shape:
+            return list(operands)
+        if any(x.dtype.is_complex for x in operands[:num_keys]):
+            raise GraphError("sort of complex keys is not supported")
+        dim = dim % len(shape)
+        node = self._add(Node("sort", tuple(operands), (), DType.bool,
+                              {"dim": dim, "num_keys": int(num_keys),
+                               "descending": bool(descending),
+                               "total_order": bool(total_order)}))
+        return self._results(node, [(shape, x.dtype) for x in operands])

@@ -76,3 +76,13 @@ def test_custom_ops_bench_quick(tmp_path):
     assert names == ["GNN layer relu(A @ (h @ W))", "segment sum"]
     assert all(ms > 0 for b in host["benchmarks"] for ms in b["ms"].values())
     assert (tmp_path / "custom-ops.md").read_text().startswith("# Custom ops")
+
+
+def test_jax_control_bench_quick():
+    pytest.importorskip("jax")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/frontends/jax_control.py"), "--quick"],
+        capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "rnn_scan_T8" in out.stdout and "decode_fori_T8" in out.stdout
+    assert "load average" in out.stdout

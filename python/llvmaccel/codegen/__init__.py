@@ -44,6 +44,12 @@ Stages inside :func:`generate`:
            row = indices[j]                     # T[f(B[j])]
            for k in [0, D): out[b, k] += table[row * D + k]
 
+4. *Regions and multi-valued nodes*: ``scan``, ``while`` and ``switch`` run
+   sub-graphs as real loops and branches (:mod:`.control`; each region is
+   emitted by :func:`emit_graph` with an emitter of its own over the same
+   function, its temporaries allocated here, once), ``sort`` sorts rows
+   (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
+
 Index inputs in ``check`` mode are validated by a branch-free loop before the
 loop nests that use them, so the hot loops have no early exits and never read
 out of bounds.
@@ -57,12 +63,14 @@ from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
+from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter
 from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
 from .scan import ScanEmitter
+from .sort import SortEmitter
 
 # Re-exported for tests and tools that inspect the tiling.
 __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_tiling"]
@@ -70,7 +78,7 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter,
-               ScanEmitter):
+               ScanEmitter, ControlEmitter, SortEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 
@@ -144,7 +152,6 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
     parameters and the loop shapes), with vector widths and math variants
     for ``target`` (default: this machine, as LLVM sees it)."""
     e = _Emitter(graph, name, target or common.default_target(), host=target is None)
-    eff, expanded = _uses(graph)
     params: list[str] = []
     kinputs = [n.id for n in graph.inputs]
     kconsts = sorted(graph.constants)
@@ -158,7 +165,61 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
         params.append(_pointer_param(p, n.shape, n.dtype, readonly=True))
         e.buffers[nid] = Buffer("constant", n.shape, n.dtype, p, nid)
 
-    # Which nodes get their own loop nest.
+    outputs: list[tuple] = []
+    temps: list[tuple] = []
+    out_params: list[str] = []
+    temp_params: list[str] = []
+    output_map: list[int] = []
+    out_bufs: list[Buffer] = []
+    out_buf_of: dict[int, int] = {}
+    for o in graph.outputs:
+        if o.id in out_buf_of:
+            output_map.append(out_buf_of[o.id])
+            out_bufs.append(out_bufs[out_buf_of[o.id]])
+            continue
+        p = f"%out{len(outputs)}"
+        out_buf_of[o.id] = len(outputs)
+        output_map.append(len(outputs))
+        outputs.append((o.shape, o.dtype))
+        out_params.append(_pointer_param(p, o.shape, o.dtype, readonly=False))
+        out_bufs.append(Buffer("output", o.shape, o.dtype, p))
+
+    scratches: list[Buffer] = []
+
+    def scratch(shape: tuple, dtype: DType) -> Buffer:
+        p = f"%tmp{len(temps)}"
+        temps.append((shape, dtype))
+        temp_params.append(_pointer_param(p, shape, dtype, readonly=False))
+        scratches.append(Buffer("temp", shape, dtype, p))
+        return scratches[-1]
+
+    # Loop bodies and branches (codegen.control) take their temporaries from
+    # here too: allocated once by the caller, outside every loop.
+    e.scratch = scratch
+    symbols = graph.symbols()
+    e.anchor_symbols(symbols)
+    emit_graph(e, graph, out_bufs)
+    _state_extents(e, [*(e.buffers[n.id] for n in graph.inputs),
+                       *(e.buffers[nid] for nid in kconsts), *out_bufs, *scratches])
+    e.line("ret i32 0")
+    params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
+
+    lines = [f"; llvmaccel graph {graph.fingerprint()}",
+             f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:"]
+    lines += e.allocas + e.prologue + e.body + ["}", ""]
+    lines += sorted(e.decls.values())
+    if e.vector_variants:  # kept until the loop vectorizer has seen them
+        used = ", ".join(f"ptr @{v}" for v in sorted(e.vector_variants))
+        lines.append(f"@llvm.compiler.used = appending global [{len(e.vector_variants)} x ptr] "
+                     f'[{used}], section "llvm.metadata"')
+    return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
+                  outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
+                  output_map=output_map, links=sorted(set(e.links)))
+
+
+def _materialized(graph: Graph) -> set[int]:
+    """The nodes of ``graph`` that get their own loop nest (and a buffer)."""
+    eff, expanded = _uses(graph)
     must: set[int] = set()
     for n in graph.nodes:
         if n.op in _KERNELS:
@@ -168,61 +229,53 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                 must.add(_root_for_buffer(_matmul_source(x)[0] if n.op == "matmul" else x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):
             must.add(_root_for_buffer(n.inputs[1]))
-        if n.op == "custom":  # contiguous operands of their own shapes
+        if n.op == "custom" or n.op in MULTI_VALUED:  # contiguous operands of their own shapes
             must.update(x.id for x in n.inputs)
+        if n.op in MULTI_VALUED or n.op == "result":
+            must.add(n.id)
         cheap = n.op in ("scalar", "iota", "cast") or n.op in _VIEWS or n.op in _BUFFERS
         if not cheap and (eff[n.id] > 1 or expanded[n.id]):
             must.add(n.id)
     for o in graph.outputs:
         must.add(o.id)
+    return must
 
-    outputs: list[tuple] = []
-    temps: list[tuple] = []
-    out_params: list[str] = []
-    temp_params: list[str] = []
-    output_map: list[int] = []
-    order = [n for n in graph.nodes if n.id in must and n.id not in e.buffers]
-    out_buf_of: dict[int, int] = {}
-    for o in graph.outputs:
-        if o.id in out_buf_of:
-            output_map.append(out_buf_of[o.id])
+
+def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
+    """Emits the loop nests of ``graph`` into ``e``: its inputs and constants
+    are in ``e.buffers`` already, output ``k`` is written to ``out_bufs[k]``,
+    temporaries come from ``e.scratch``. The kernel's own graph, and the body
+    of a loop or a branch (:mod:`codegen.control`, with an emitter of its own
+    over the same function) alike."""
+    must = _materialized(graph)
+    order: list = [n for n in graph.nodes if n.id in must and n.id not in e.buffers]
+    written: dict[int, Buffer] = {}
+    for o, buf in zip(graph.outputs, out_bufs, strict=True):
+        have = written.get(o.id) or e.buffers.get(o.id)
+        if have is not None and have.param == buf.param:  # already there
             continue
-        p = f"%out{len(outputs)}"
-        out_buf_of[o.id] = len(outputs)
-        output_map.append(len(outputs))
-        outputs.append((o.shape, o.dtype))
-        out_params.append(_pointer_param(p, o.shape, o.dtype, readonly=False))
         if o.id not in e.buffers:
-            e.buffers[o.id] = Buffer("output", o.shape, o.dtype, p)
-        else:  # an input or constant returned as is: copy it
-            order.append(_Copy(o, Buffer("output", o.shape, o.dtype, p)))  # type: ignore[arg-type]
-    def scratch(shape: tuple, dtype: DType) -> Buffer:
-        p = f"%tmp{len(temps)}"
-        temps.append((shape, dtype))
-        temp_params.append(_pointer_param(p, shape, dtype, readonly=False))
-        return Buffer("temp", shape, dtype, p)
-
+            e.buffers[o.id] = buf
+            written[o.id] = buf
+        else:  # an input or constant returned as is, or one value twice: copy it
+            order.append(_Copy(o, buf))  # type: ignore[arg-type]
     for n in order:
-        if isinstance(n, _Copy) or n.id in e.buffers:
+        if isinstance(n, _Copy) or n.id in e.buffers or n.op in MULTI_VALUED:
             continue
-        e.buffers[n.id] = scratch(n.shape, n.dtype)
+        e.buffers[n.id] = e.scratch(n.shape, n.dtype)
     # embedding_bag without the last offset gets the bounds of its bags as
     # one array of len(offsets) + 1 (offsets, then len(indices)), so that a
     # bag's end is the next bag's start (the CSR shape accel-prefetch looks
     # ahead across).
     for n in graph.nodes:
         if n.op == "embedding_bag" and not n.attrs["last"]:
-            e.bag_bounds[n.id] = scratch((dim_op("add", n.inputs[2].shape[0], 1),), DType.i64)
+            e.bag_bounds[n.id] = e.scratch((dim_op("add", n.inputs[2].shape[0], 1),), DType.i64)
     # Row-wise f32 sums and products accumulate in an f64 row.
     for n in graph.nodes:
         if n.op == "reduce" and _rows_first(n) and _row_acc_dtype(n) is not n.dtype and \
                 n.id in must:
-            e.reduce_acc[n.id] = scratch(tuple(n.inputs[0].shape[len(n.attrs["axes"]):]),
-                                         DType.f64)
-    symbols = graph.symbols()
-    params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
-    e.anchor_symbols(symbols)
-    _state_extents(e, list(e.buffers.values()))
+            e.reduce_acc[n.id] = e.scratch(tuple(n.inputs[0].shape[len(n.attrs["axes"]):]),
+                                           DType.f64)
 
     # Index checks of graph inputs first; of computed indices after their nest.
     # Every index of a "check" or "wrap" take/gather is validated before it
@@ -237,7 +290,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                 "indexing/take" if wrap else "embedding/index_select"
             checks.setdefault(_root_for_buffer(idx), []).append((idx, size, what, wrap))
     for nid in list(checks):
-        if nid in kinputs or nid in kconsts:
+        if graph.nodes[nid].op in _BUFFERS:
             for idx, size, what, wrap in checks.pop(nid):
                 e.check_indices(idx, size, what, wrap)
     for n in order:
@@ -247,25 +300,15 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                 e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
             e.check_zero_division()
             continue
-        e.materialize(n, e.buffers[n.id])
+        if n.op in MULTI_VALUED:
+            e.emit_multi(n)  # writes the buffers of its results
+        elif n.op != "result":
+            e.materialize(n, e.buffers[n.id])
         e.check_zero_division()
         for idx, size, what, wrap in checks.pop(n.id, []):
             e.check_indices(idx, size, what, wrap)
     if checks:  # an index that no loop nest materialized: never read unchecked
         raise CodegenError("index checks without a materialized index")
-    e.line("ret i32 0")
-
-    lines = [f"; llvmaccel graph {graph.fingerprint()}",
-             f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:"]
-    lines += e.allocas + e.prologue + e.body + ["}", ""]
-    lines += sorted(e.decls.values())
-    if e.vector_variants:  # kept until the loop vectorizer has seen them
-        used = ", ".join(f"ptr @{v}" for v in sorted(e.vector_variants))
-        lines.append(f"@llvm.compiler.used = appending global [{len(e.vector_variants)} x ptr] "
-                     f'[{used}], section "llvm.metadata"')
-    return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
-                  outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
-                  output_map=output_map, links=sorted(set(e.links)))
 
 
 @dataclass

@@ -14,6 +14,10 @@ from ..target import TargetInfo
 from .common import Buffer, CodegenError, _strides
 
 
+def _no_scratch(shape: tuple, dtype: DType) -> Buffer:
+    raise CodegenError("no temporary buffers outside codegen.generate")
+
+
 class EmitterCore:
     """Builds the body of the entry function."""
 
@@ -30,6 +34,11 @@ class EmitterCore:
         # Blocks of a node's loop nest are named "n<id>.<hint><k>", so a
         # profile can tell whose loop a header is (llvmaccel.profiling).
         self.label_prefix = ""
+        # Put before the prefix of every node: the loop node whose body or
+        # branch this emitter emits ("n<id>."), so profiles name the loop.
+        self.label_scope = ""
+        # Allocates a temporary buffer of the kernel (set by codegen.generate).
+        self.scratch: Callable[[tuple, DType], Buffer] = _no_scratch
         # (function, custom op name) of custom op bodies called (Kernel.links).
         self.links: list[tuple[str, str]] = []
         self.vector_variants: set[str] = set()  # vecmath symbols the calls name
@@ -365,7 +374,7 @@ class EmitterCore:
     def materialize(self, node: Node, out: Buffer) -> None:
         self.memo = {}
         own = self.buffers.pop(node.id, None)  # compute the node, do not load it
-        self.label_prefix = f"n{node.id}."
+        self.label_prefix = f"{self.label_scope}n{node.id}."
         try:
             self._materialize(node, out)
         finally:

@@ -862,3 +862,8 @@ def _dim_value(g: Graph, d: Dim) -> Node:
 @_rule("dim_as_value")
 def _dim_as_value(g: Graph, ins: list, eqn: Any) -> Node:
     return _dim_value(g, graph_dim(eqn.params["dim"]))
+
+
+# Control flow and sorting (scan, while, cond, sort, top_k, rev) register
+# their rules from their own module.
+from . import control as _control  # noqa: E402,F401

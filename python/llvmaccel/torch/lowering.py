@@ -512,6 +512,45 @@ def _argmax(c: _Ctx, x: Node, dim: int | None = None, keepdim: bool = False) -> 
     return c.finish(c.g.reduce(fn, x, (dim,), keepdim))
 
 
+@_op("sort")
+def _sort(c: _Ctx, x: Node, dim: int = -1, descending: bool = False, stable: Any = None
+          ) -> tuple[Node, Node]:
+    """``torch.sort`` (values, int64 indices): stable always, NaN last
+    (first when descending), as the CPU kernel sorts."""
+    if x.rank == 0:
+        return (x, c.g.scalar(0, DType.i64))
+    idx = c.g.iota(tuple(x.shape), dim % x.rank, DType.i64)
+    values, indices = c.g.sort([x, idx], dim, 1, bool(descending))
+    return (values, indices)
+
+
+@_op("argsort")
+def _argsort(c: _Ctx, x: Node, dim: int = -1, descending: bool = False, stable: Any = None
+             ) -> Node:
+    return _sort(c, x, dim, descending)[1]
+
+
+@_op("msort")
+def _msort(c: _Ctx, x: Node) -> Node:
+    return _sort(c, x, 0)[0]
+
+
+@_op("topk")
+def _topk(c: _Ctx, x: Node, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True
+          ) -> tuple[Node, Node]:
+    """``torch.topk``: the first ``k`` of a stable sort (descending for
+    ``largest``); ``sorted=False`` gives them sorted too (any order is
+    allowed)."""
+    values, indices = _sort(c, x, dim, bool(largest))
+    if x.rank == 0:
+        return (values, indices)
+    d = dim % x.rank
+    n = x.shape[d]
+    if not isinstance(k, int) or (isinstance(n, int) and not 0 <= k <= n):
+        raise LoweringError(f"topk: k={k} for a dim of size {n}")
+    return (c.g.slice(values, d, 0, k, 1), c.g.slice(indices, d, 0, k, 1))
+
+
 def _numel(x: Node) -> Any:
     n: Any = 1
     for d in x.shape:

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Benchmark of JAX control flow under ``llvmaccel.jax.jit`` against
+``jax.jit``: a ``lax.scan`` RNN cell and a ``fori_loop`` decode-style loop.
+
+``rnn``
+    ``h = tanh(x_t @ W + h @ U + b)`` over ``T`` steps of ``lax.scan``
+    (batch ``B``, input ``I``, hidden ``H``), stacking every ``h``.
+``decode``
+    greedy decoding for ``T`` steps of ``lax.fori_loop``: logits ``h @ W``
+    over a vocabulary ``V``, the argmax token, ``h = tanh(h + E[token])``,
+    the token written into the output with ``.at[i].set``.
+
+Each at two sizes. Variants: ``llvmaccel.jax.jit`` (jax.Array outputs),
+``kernel`` (its compiled graph called directly, numpy outputs) and
+``jax.jit``, all single-threaded (XLA flags ``--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1``; llvmaccel kernels are single-threaded).
+Each round calls every variant once, interleaved, the order rotated by one
+each round; the median over the rounds is reported. Outputs are compared before timing. The
+machine may be shared: the load average at start and end is recorded.
+
+Results: ``bench/results/jax-control.json`` (one entry per host) and a
+``JAX control flow`` section of ``bench/results/frontends.md``.
+
+Usage::
+
+    .venv/bin/python bench/frontends/jax_control.py            # ~1 min
+    .venv/bin/python bench/frontends/jax_control.py --quick    # smoke run, no files written
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("XLA_FLAGS",
+                      "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+import llvmaccel  # noqa: E402
+import llvmaccel.jax as lj  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results"
+BEGIN, END = "<!-- jax-control:begin -->", "<!-- jax-control:end -->"
+
+
+def rnn(h0, xs, w, u, b):
+    def cell(h, x):
+        h = jnp.tanh(x @ w + h @ u + b)
+        return h, h
+    return lax.scan(cell, h0, xs)
+
+
+def decode(h0, emb, w, steps):
+    def step(i, c):
+        h, toks = c
+        tok = jnp.argmax(h @ w).astype(jnp.int32)
+        return jnp.tanh(h + emb[tok]), toks.at[i].set(tok)
+    return lax.fori_loop(0, steps, step, (h0, jnp.zeros(steps, jnp.int32)))
+
+
+def workloads(quick: bool) -> dict:
+    rng = np.random.default_rng(0)
+
+    def r(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    out = {}
+    # (steps, batch, input, hidden): a small cell (loop overhead matters) and a
+    # larger one (the matmuls do).
+    for t, b, i, h in ((8, 2, 8, 16),) if quick else ((256, 4, 32, 64), (64, 8, 128, 256)):
+        out[f"rnn_scan_T{t}_B{b}_I{i}_H{h}"] = (rnn, (r(b, h), r(t, b, i), r(i, h, scale=0.1),
+                                                      r(h, h, scale=1.0 / h ** 0.5), r(h)))
+    # (steps, vocabulary, hidden)
+    for steps, v, h in ((8, 32, 16),) if quick else ((64, 512, 64), (64, 4096, 256)):
+        out[f"decode_fori_T{steps}_V{v}_H{h}"] = (
+            lambda h0, emb, w, steps=steps: decode(h0, emb, w, steps),
+            (r(h), r(v, h), r(h, v, scale=0.1)))
+    return out
+
+
+def timed(fn, args, inner: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        out = fn(*args)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - t0) / inner * 1e3
+
+
+def bench(name: str, fn, args, rounds: int) -> dict:
+    ours, ref = lj.jit(fn), jax.jit(fn)
+    got, want = ours(*args), ref(*args)
+    kernel = ours.compiled_for(*args)
+    assert kernel is not None
+    for a, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
+                    strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(w), rtol=2e-3, atol=2e-4)
+    probe = timed(ref, args, 1)
+    inner = max(1, int(20 / max(probe, 1e-3)))  # ~20 ms per sample
+    order = [("llvmaccel.jax.jit", ours), ("kernel", kernel), ("jax.jit", ref)]
+    times: dict[str, list[float]] = {label: [] for label, _ in order}
+    for k in range(rounds):
+        for label, f in order[k % 3:] + order[:k % 3]:  # rotated each round
+            times[label].append(timed(f, args, inner))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"workload": name, "median_ms": med, "rounds": rounds, "calls_per_sample": inner,
+            "speedup_vs_jax_jit": med["jax.jit"] / med["llvmaccel.jax.jit"],
+            "kernel_speedup_vs_jax_jit": med["jax.jit"] / med["kernel"]}
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def markdown(hosts: dict) -> str:
+    lines = [BEGIN, "## JAX control flow (lax.scan, fori_loop) vs jax.jit", "",
+             "Reproduce: `.venv/bin/python bench/frontends/jax_control.py` "
+             "(bench/results/jax-control.json).", ""]
+    for host, e in sorted(hosts.items()):
+        m = e["meta"]
+        lines += [f"### {host}", "",
+                  f"{m['date']}, {m['cpu']}, 1 thread, jax {m['jax']}, LLVM {m['llvm']}; "
+                  f"median of {m['rounds']} interleaved rounds (each sample averages "
+                  "repeated calls of ~20 ms). The machine was shared with other jobs: load "
+                  f"average (1/5/15 min) at start {m['load_start']}, at end {m['load_end']}.",
+                  "", "| workload | llvmaccel.jax.jit ms | its kernel ms | jax.jit ms | "
+                  "speed-up vs jax.jit | kernel vs jax.jit |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for r in e["results"]:
+            md = r["median_ms"]
+            lines.append(f"| {r['workload']} | {md['llvmaccel.jax.jit']:.3f} | "
+                         f"{md['kernel']:.3f} | {md['jax.jit']:.3f} | "
+                         f"{r['speedup_vs_jax_jit']:.2f}x | "
+                         f"{r['kernel_speedup_vs_jax_jit']:.2f}x |")
+        lines += ["", "The kernel column calls the compiled graph of the same function "
+                  "directly (`compiled_for(...)`, numpy outputs): the llvmaccel.jax.jit "
+                  "column adds the argument checks and the conversion of the outputs to "
+                  "`jax.Array` (`jax.device_put`)."]
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, nothing written")
+    ap.add_argument("--rounds", type=int, default=None)
+    args = ap.parse_args(argv)
+    rounds = args.rounds or (3 if args.quick else 15)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    results = [bench(name, fn, a, rounds) for name, (fn, a) in workloads(args.quick).items()]
+    load_end = [round(x, 2) for x in os.getloadavg()]
+    for r in results:
+        md = r["median_ms"]
+        print(f"{r['workload']}: llvmaccel {md['llvmaccel.jax.jit']:.3f} ms (kernel "
+              f"{md['kernel']:.3f} ms), jax.jit {md['jax.jit']:.3f} ms, "
+              f"{r['speedup_vs_jax_jit']:.2f}x ({r['kernel_speedup_vs_jax_jit']:.2f}x)")
+    print(f"load average: start {load_start}, end {load_end}")
+    if args.quick:
+        return 0
+    meta = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "cpu": cpu_name(), "llvm_cpu": llvmaccel.target.host().cpu, "jax": jax.__version__,
+            "llvm": llvmaccel.llvm_version(), "rounds": rounds, "load_start": load_start,
+            "load_end": load_end, "command": "bench/frontends/jax_control.py"}
+    path = RESULTS / "jax-control.json"
+    hosts = json.loads(path.read_text()) if path.exists() else {}
+    host = f"{meta['cpu']} ({meta['llvm_cpu']})"
+    hosts[host] = {"meta": meta, "results": results}
+    path.write_text(json.dumps(hosts, indent=2) + "\n")
+    md_path = RESULTS / "frontends.md"
+    text = md_path.read_text()
+    section = markdown(hosts)
+    if BEGIN in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    md_path.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
