@@ -160,7 +160,7 @@ TaskFunction asyncfusion::analyzeTaskFunction(Function &F) {
     return T;
   };
   if (F.isDeclaration() || !F.hasFnAttribute(Attribute::PresplitCoroutine))
-    return Fail("not a presplit coroutine");
+    return Fail("is not a presplit coroutine");
   BasicBlock &Entry = F.getEntryBlock();
   SmallVector<CallInst *, 4> Suspends;
   SmallVector<ReturnInst *, 1> Rets;
@@ -169,13 +169,13 @@ TaskFunction asyncfusion::analyzeTaskFunction(Function &F) {
       Rets.push_back(RI);
     if (isCoroIntrinsic(I, Intrinsic::coro_begin)) {
       if (T.CoroBegin)
-        return Fail("more than one coroutine frame");
+        return Fail("has more than one coroutine frame");
       T.CoroBegin = cast<CallInst>(&I);
     } else if (isCoroIntrinsic(I, Intrinsic::coro_suspend)) {
       Suspends.push_back(cast<CallInst>(&I));
     } else if (isCoroIntrinsic(I, Intrinsic::coro_free)) {
       if (T.Cleanup)
-        return Fail("more than one frame release");
+        return Fail("has more than one frame release");
       T.Cleanup = I.getParent();
     } else if (isAnyCoroIntrinsic(I) &&
                !isCoroIntrinsic(I, Intrinsic::coro_id) &&
@@ -188,7 +188,7 @@ TaskFunction asyncfusion::analyzeTaskFunction(Function &F) {
   }
   if (!T.CoroBegin || T.CoroBegin->getParent() != &Entry || !T.Cleanup ||
       Suspends.empty() || Rets.size() != 1)
-    return Fail("not shaped like an MLIR async.execute coroutine");
+    return Fail("is not shaped like an MLIR async.execute coroutine");
   if (!collectResults(Rets[0]->getReturnValue(), T))
     return Fail("does not return the token and values it creates");
   for (CallInst *R : T.Results)
