@@ -93,7 +93,7 @@ def _uses(graph: Graph) -> tuple[dict[int, int], dict[int, bool]]:
             else:
                 count += 1
                 # A broadcasting elementwise consumer reads each value many times.
-                if u.op in ("unary", "binary", "compare", "where", "cast") and \
+                if u.op in ("unary", "binary", "compare", "where", "cast", "bitcast") and \
                         tuple(n.shape) != tuple(u.shape):
                     exp = True
         eff[n.id] = count
@@ -145,7 +145,7 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
             must.add(_root_for_buffer(n.inputs[1]))
         if n.op == "custom":  # contiguous operands of their own shapes
             must.update(x.id for x in n.inputs)
-        cheap = n.op in ("scalar", "iota", "cast") or n.op in _VIEWS or n.op in _BUFFERS
+        cheap = n.op in ("scalar", "iota", "cast", "bitcast") or n.op in _VIEWS or n.op in _BUFFERS
         if not cheap and (eff[n.id] > 1 or expanded[n.id]):
             must.add(n.id)
     for o in graph.outputs:

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..graph import DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
 __all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
 
@@ -28,11 +28,8 @@ class LoweringError(GraphError):
     """An FX node cannot be lowered to the llvmaccel graph."""
 
 
-_DTYPES = {
-    torch.float32: DType.f32, torch.float64: DType.f64, torch.int32: DType.i32,
-    torch.int64: DType.i64, torch.bool: DType.bool, torch.complex64: DType.c64,
-    torch.complex128: DType.c128,
-}
+_DTYPES = {getattr(torch, name): dt for name, dt in DTYPE_BY_NAME.items()
+           if isinstance(getattr(torch, name, None), torch.dtype)}
 _TORCH = {v: k for k, v in _DTYPES.items()}
 
 
@@ -45,8 +42,8 @@ def _dtype(dt: torch.dtype) -> DType:
     try:
         return _DTYPES[dt]
     except KeyError:
-        raise LoweringError(f"dtype {dt} is not supported (float32, float64, int32, "
-                            "int64, bool, complex64, complex128)") from None
+        names = ", ".join(str(d).removeprefix("torch.") for d in _DTYPES)
+        raise LoweringError(f"dtype {dt} is not supported ({names})") from None
 
 
 # ---------------------------------------------------------------------------
@@ -208,7 +205,9 @@ def _binary(fn: str) -> Callable[..., Any]:
         a, b = c.t(a, dt), c.t(b, dt)
         if alpha != 1:
             b = c.g.binary("mul", b, c.g.scalar(alpha, b.dtype))
-        return c.finish(c.g.binary(fn, a, b))
+        # >> of an unsigned tensor shifts in zeros (PyTorch's, as C's).
+        op = "lshr" if fn == "ashr" and dt is not None and dt.is_unsigned else fn
+        return c.finish(c.g.binary(op, a, b))
     return lower
 
 
