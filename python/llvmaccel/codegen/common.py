@@ -77,9 +77,9 @@ def _fconst(value: float, dtype: DType) -> str:
             value = float(np.float32(value))
     if dtype is DType.f16:
         with np.errstate(over="ignore", invalid="ignore"):
-            return "0xH{:04X}".format(int(np.float32(value).astype(np.float16).view(np.uint16)))
+            return f"0xH{int(np.float32(value).astype(np.float16).view(np.uint16)):04X}"
     if dtype is DType.bf16:
-        return "0xR{:04X}".format(bf16_bits(value))
+        return f"0xR{bf16_bits(value):04X}"
     return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
 
 

@@ -461,7 +461,7 @@ def _prod(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False, dtype: Any =
 @_op("mean")
 def _mean(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any = None
           ) -> Node:
-    x = c.g.cast(x, c.out_dtype)
+    x = c.g.cast(x, c.out_dtype.compute)  # half types: in f32, rounded once
     axes = _axes(dims, x.rank)
     s = c.g.reduce("sum", x, axes, keepdim) if x.rank else x
     return c.finish(c.g.binary("div", s, _count(c.g, x, axes)))
@@ -527,7 +527,7 @@ def _any(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False) -> Node:
 def _var_mean(c: _Ctx, x: Node, dims: Any, correction: Any, keepdim: bool
               ) -> tuple[Node, Node]:
     g = c.g
-    x = g.cast(x, c.out_dtype if c.out_dtype else x.dtype)
+    x = g.cast(x, (c.out_dtype if c.out_dtype else x.dtype).compute)
     axes = _axes(dims, x.rank)
     n = _count(g, x, axes)
     mean = g.binary("div", g.reduce("sum", x, axes, True), n)
@@ -539,6 +539,8 @@ def _var_mean(c: _Ctx, x: Node, dims: Any, correction: Any, keepdim: bool
     var = g.binary("div", ss, denom)
     if not keepdim:
         mean = g.reshape(mean, var.shape)
+    if c.out_dtype is not None:
+        var, mean = g.cast(var, c.out_dtype), g.cast(mean, c.out_dtype)
     return var, mean
 
 
@@ -564,7 +566,7 @@ def _var(c: _Ctx, x: Node, dims: Any = None, *args: Any, correction: Any = None,
 @_op("_softmax", "softmax")
 def _softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
     g = c.g
-    x = g.cast(x, c.out_dtype)
+    x = g.cast(x, c.out_dtype.compute)  # half types: in f32, rounded once
     if x.rank == 0:
         return c.finish(g.broadcast_to(g.scalar(1.0, x.dtype), ()))
     m = g.reduce("max", x, (dim,), True)
@@ -575,7 +577,7 @@ def _softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
 @_op("_log_softmax", "log_softmax")
 def _log_softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
     g = c.g
-    x = g.cast(x, c.out_dtype)
+    x = g.cast(x, c.out_dtype.compute)
     if x.rank == 0:
         return c.finish(g.binary("sub", x, x))
     m = g.reduce("max", x, (dim,), True)
@@ -590,6 +592,10 @@ def _layer_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, bias: Node | 
     g = c.g
     k = len(shape)
     axes = tuple(range(x.rank - k, x.rank))
+    dt = x.dtype
+    x = g.cast(x, dt.compute)  # half types: in f32, as PyTorch's kernel
+    weight = None if weight is None else g.cast(weight, dt.compute)
+    bias = None if bias is None else g.cast(bias, dt.compute)
     n = _count(g, x, axes)
     mean = g.binary("div", g.reduce("sum", x, axes, True), n)
     d = g.binary("sub", x, mean)
@@ -600,7 +606,8 @@ def _layer_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, bias: Node | 
         out = g.binary("mul", out, weight)
     if bias is not None:
         out = g.binary("add", out, bias)
-    return (out, mean, rstd)
+    stats = [_dtype(v.dtype) if isinstance(v, torch.Tensor) else dt for v in c.val[1:3]]
+    return (g.cast(out, dt), g.cast(mean, stats[0]), g.cast(rstd, stats[1]))
 
 
 @_op("_fused_rms_norm")
@@ -609,13 +616,17 @@ def _rms_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, eps: float | No
     g = c.g
     axes = tuple(range(x.rank - len(shape), x.rank))
     eps = float(torch.finfo(torch_dtype(x.dtype)).eps) if eps is None else eps
+    dt = x.dtype
+    x = g.cast(x, dt.compute)
+    weight = None if weight is None else g.cast(weight, dt.compute)
     ms = g.binary("div", g.reduce("sum", g.binary("mul", x, x), axes, True),
                   _count(g, x, axes))
     r = g.unary("rsqrt", g.binary("add", ms, g.scalar(eps, x.dtype)))
     out = g.binary("mul", x, r)
     if weight is not None:
         out = g.binary("mul", out, weight)
-    return (out, r)
+    rdt = _dtype(c.val[1].dtype) if isinstance(c.val, (tuple, list)) else dt
+    return (g.cast(out, dt), g.cast(r, rdt))
 
 
 # -- matmul ---------------------------------------------------------------
@@ -640,6 +651,8 @@ def _complex_matmul(g: Graph, a: Node, b: Node) -> Node:
 @_op("addmm", "baddbmm")
 def _addmm(c: _Ctx, bias: Node, a: Node, b: Node, beta: Any = 1, alpha: Any = 1) -> Node:
     g = c.g
+    if a.dtype.is_half:  # the bias added to the f32 products, rounded once
+        a, b = g.cast(a, DType.f32), g.cast(b, DType.f32)
     out = g.matmul(a, b)
     if alpha != 1:
         out = g.binary("mul", out, g.scalar(alpha, out.dtype))
