@@ -184,6 +184,8 @@ def _lower_unary(name: str) -> Callable[..., Any]:
             return c.finish(x)
         if name in _FLOAT_UNARY:
             x = c.g.cast(x, c.out_dtype or x.dtype)
+        if name == "bitwise_not" and x.dtype.is_int:  # the bits flipped
+            return c.finish(c.g.binary("xor", x, c.g.scalar(-1, x.dtype)))
         if fn == "not":
             x = c.g.cast(x, DType.bool)
         return c.finish(c.g.unary(fn, x))
