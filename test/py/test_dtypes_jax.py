@@ -147,3 +147,17 @@ def test_promotion_lattice_matches_jax(a):
             assert got is DType.i64 and want == np.int32  # the x64 lattice, canonicalized
             continue
         assert got.numpy == want.name, (a, b)
+
+
+def test_typed_key_arguments_and_results():
+    """A ``jax.random.key`` passed in and returned: its data crosses the
+    kernel's boundary, and comes back a key of the same implementation."""
+    def f(key, x):
+        k1, k2 = jax.random.split(key)
+        return x + jax.random.uniform(k1, x.shape), k2
+
+    key, x = jax.random.key(42), jnp.ones(5)
+    (a, ka), (b, kb) = _jit(f)(key, x), jax.jit(f)(key, x)
+    _same(a, b, exact=True)
+    assert ka.dtype == kb.dtype
+    _same(jax.random.key_data(ka), jax.random.key_data(kb), exact=True)
