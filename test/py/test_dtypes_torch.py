@@ -196,6 +196,16 @@ def test_integer_semantics_bit_exact():
     _same(_compile(f)(a, b, c, d), f(a, b, c, d))
 
 
+def test_view_as_dtype_reinterprets_bits():
+    """``Tensor.view(dtype)`` keeps the bits (it once converted the values)."""
+    def f(x, h):
+        return x.view(torch.int32) + 1, h.view(torch.int16) >> 1, h.view(torch.float16) * 2
+
+    x = torch.randn(16)
+    h = torch.randn(16, dtype=torch.bfloat16)
+    _same(_compile(f)(x, h), f(x, h))
+
+
 def test_mixed_float_promotion():
     def f(h, bf, x):
         return h + bf, h * 2.5, bf + x, h + x, bf.sum(), h.mean(), (h > bf)

@@ -680,6 +680,13 @@ def _mv(c: _Ctx, a: Node, b: Node) -> Node:
 @_op("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias", "flatten",
      "unflatten")
 def _view(c: _Ctx, x: Node, *args: Any) -> Node:
+    if args and isinstance(args[0], torch.dtype):  # view(dtype): the same bits
+        dt = _dtype(args[0])
+        if dt.bits != x.dtype.bits or DType.bool in (x.dtype, dt) or x.dtype.is_complex \
+                or dt.is_complex:
+            raise LoweringError(f"view as {args[0]} of a {torch_dtype(x.dtype)} tensor "
+                                "(only between dtypes of one width)")
+        return c.finish(c.g.bitcast(x, dt))
     return c.finish(c.g.reshape(x, _shape(c.val)))
 
 
