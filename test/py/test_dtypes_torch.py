@@ -295,3 +295,20 @@ def test_unsigned_reductions_and_division_by_zero():
     (r,) = _run(lambda g, a, b: g.binary("div", a, b, int_zero_div="xla"), (c, DType.u8),
                 (torch.tensor([7, 0, 2, 5, 0], dtype=torch.uint8), DType.u8))
     assert r.tolist() == [28, 255, 127, 0, 255]  # XLA: an all-ones quotient for 0
+
+
+def test_f32_to_bf16_rounding_is_pytorchs_bit_for_bit():
+    """Round to nearest even, subnormals kept (AVX512-BF16's conversion
+    would read them as zero), overflow to inf, NaN quiet: over random f32
+    bit patterns and the edge cases, equal to eager's ``.to(bfloat16)``."""
+    rng = np.random.default_rng(0)
+    edge = np.array([0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x00000001, 0x80000000, 0x3F808000,
+                     0x3F818000, 0x3F80FFFF, 0x007FFFFF, 0x807F8000], np.uint32)
+    bits = np.concatenate([rng.integers(0, 2**32, 50000, dtype=np.uint64).astype(np.uint32),
+                           edge, rng.integers(0, 0x800000, 5000, dtype=np.uint32)])
+    x = torch.from_numpy(bits.view(np.float32))
+    (got,) = _run(lambda g, a: g.cast(a, DType.bf16), (x, DType.f32))
+    want = x.to(torch.bfloat16)
+    nan = torch.isnan(x)
+    assert torch.equal(got.view(torch.int16)[~nan], want.view(torch.int16)[~nan])
+    assert torch.isnan(got[nan]).all()

@@ -224,6 +224,8 @@ class ElementwiseEmitter(EmitterCore):
             if dst.is_float:
                 return self.op(f"uitofp i1 {v} to {d}")
             return self.op(f"zext i1 {v} to {d}")
+        if src is DType.f32 and dst is DType.bf16:
+            return self.round_to_bf16(v)
         if src.is_float and dst.is_float:
             return self.op(f"{'fpext' if dst.bits > src.bits else 'fptrunc'} {s} {v} to {d}")
         if src.is_float:
@@ -245,6 +247,22 @@ class ElementwiseEmitter(EmitterCore):
         if src.bits == dst.bits:  # i8 <-> u8: the same bits
             return v
         return self.op(f"trunc {s} {v} to {d}")
+
+    def round_to_bf16(self, v: str) -> str:
+        """f32 ``v`` rounded to the nearest bf16, ties to even, NaN to the
+        quiet NaN 0x7FC0 (PyTorch's c10::BFloat16 rounding), in integer ops:
+        they vectorize on every target. Not LLVM's ``fptrunc``: X86 selects
+        AVX512-BF16's ``vcvtneps2bf16`` for it, which reads f32 subnormals
+        as zero (eager PyTorch keeps them), and without that extension calls
+        compiler-rt's ``__truncsfbf2`` per element, which libgcc before GCC
+        13 lacks (the JIT could not resolve it)."""
+        b = self.op(f"bitcast float {v} to i32", "b")
+        odd = self.op(f"and i32 {self.op(f'lshr i32 {b}, 16', 'b')}, 1", "b")
+        r = self.op(f"add i32 {b}, {self.op(f'add i32 {odd}, 32767', 'b')}", "b")
+        hi = self.op(f"trunc i32 {self.op(f'lshr i32 {r}, 16', 'b')} to i16", "b")
+        nan = self.op(f"fcmp uno float {v}, 0.0", "c")
+        bits = self.op(f"select i1 {nan}, i16 {0x7FC0}, i16 {hi}", "b")
+        return self.op(f"bitcast i16 {bits} to bfloat")
 
     def fcall(self, base: str, dt: DType, args: list[str], libm: bool = False) -> str:
         """A call of libm's ``base`` (``libm``) or of the LLVM intrinsic, marked
