@@ -21,6 +21,7 @@ from .custom_ops import CustomOp, custom_op
 from .errors import (
     IRParseError,
     JITError,
+    KernelIndexError,
     KernelZeroDivisionError,
     LLVMAccelError,
     PipelineError,
@@ -48,6 +49,7 @@ __all__ = [
     "Function",
     "IRParseError",
     "JITError",
+    "KernelIndexError",
     "KernelZeroDivisionError",
     "LLVMAccelError",
     "Module",

@@ -37,7 +37,7 @@ import numpy as np
 from . import jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate
-from .errors import KernelZeroDivisionError
+from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
 from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
@@ -331,7 +331,7 @@ class CompiledGraph:
     def _raise(self, rc: int) -> None:
         kind, message = self.kernel.errors.get(rc, ("RuntimeError",
                                                     f"kernel failed with code {rc}"))
-        raise {"IndexError": IndexError, "ValueError": ValueError,
+        raise {"IndexError": KernelIndexError, "ValueError": ValueError,
                "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
 
     def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> tuple[list[Any], _Plan]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "LLVMAccelError", "IRParseError", "PipelineError", "VerifyError", "JITError",
+    "KernelIndexError",
     "KernelZeroDivisionError",
 ]
 
@@ -47,4 +48,13 @@ class KernelZeroDivisionError(ZeroDivisionError, RuntimeError):
     Eager PyTorch raises ``RuntimeError("ZeroDivisionError")`` there; this is
     both a :class:`RuntimeError` (so code written against eager still catches
     it) and a :class:`ZeroDivisionError`.
+    """
+
+
+class KernelIndexError(IndexError, RuntimeError):
+    """A compiled graph met an index out of range.
+
+    Eager PyTorch raises :class:`IndexError` for some index ops and
+    ``RuntimeError`` for others (``index_add`` on a vector, on a matrix);
+    this is both, so code written against eager catches it either way.
     """

@@ -468,7 +468,8 @@ def _same_value(x: Node, y: Node) -> bool:
     and ``(a * b).imag`` from a graph without common subexpressions)."""
     if x is y:
         return True
-    if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag") \
+    if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag",
+                "scatter") \
             or x.op != y.op or x.dtype is not y.dtype or tuple(x.shape) != tuple(y.shape) \
             or x.attrs != y.attrs or len(x.inputs) != len(y.inputs):
         return False
@@ -1048,6 +1049,43 @@ class Graph:
         shape = x.shape[:axis] + index.shape + x.shape[axis + 1:]
         return self._add(Node("take", (x, index), shape, x.dtype,
                               {"axis": axis, "mode": mode, "fill": fill}))
+
+    def scatter(self, x: Node, updates: Node, indices: list[Node], dest: tuple,
+                reduce: str = "set", mode: str = "check", what: str = "scatter",
+                error: str = "IndexError") -> Node:
+        """``x`` with ``updates`` written (or combined) at computed positions:
+        for every index ``u`` of ``updates``, the position in ``x`` has, per
+        dim ``d`` of ``x``, ``u[a]`` where ``dest[d]`` is ``("iter", a)``, or
+        ``indices[j][u]`` where it is ``("index", j)`` (each index tensor has
+        ``updates``' shape). Positions are visited in row-major order of
+        ``updates``, so with ``reduce="set"`` the last duplicate wins;
+        ``"add"``, ``"mul"``, ``"max"``, ``"min"`` combine with what is there.
+        ``mode``: ``"check"`` (an out-of-range index is an IndexError),
+        ``"wrap"`` (negative indices count from the end, then checked),
+        ``"drop"`` (out-of-range updates are skipped, as JAX's default).
+        ``error`` names the exception an out-of-range index raises (PyTorch's
+        ``scatter`` raises RuntimeError where ``index_put`` raises IndexError)."""
+        if reduce not in ("set", "add", "mul", "max", "min"):
+            raise GraphError(f"unknown scatter reduction {reduce!r}")
+        if mode not in ("check", "wrap", "drop"):
+            raise GraphError(f"unknown scatter mode {mode!r}")
+        if len(dest) != x.rank:
+            raise GraphError("scatter: one destination rule per dim of x")
+        for i in indices:
+            if i.dtype not in (DType.i32, DType.i64):
+                raise GraphError("indices must be int32 or int64")
+            if tuple(i.shape) != tuple(updates.shape):
+                raise GraphError("scatter: index tensors take the updates' shape")
+        for kind, a in dest:
+            if kind == "iter" and not 0 <= a < updates.rank or \
+                    kind == "index" and not 0 <= a < len(indices) or \
+                    kind not in ("iter", "index"):
+                raise GraphError(f"scatter: bad destination rule {(kind, a)!r}")
+        if updates.dtype is not x.dtype:
+            updates = self.cast(updates, x.dtype)
+        return self._add(Node("scatter", (x, updates, *indices), x.shape, x.dtype,
+                              {"dest": tuple(dest), "reduce": reduce, "mode": mode,
+                               "what": what, "error": error}))
 
     def gather(self, x: Node, index: Node, dim: int, mode: str = "check") -> Node:
         """``torch.gather``: ``out[i] = x[i with i[dim] := index[i]]``."""

@@ -467,3 +467,16 @@ def test_mode_is_ignored_with_a_warning():
         torch.testing.assert_close(fast(torch.ones(3)), torch.full((3,), 2.0))
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         lt.backend(None, [], frobnicate=True)
+
+
+def test_graph_without_tensor_inputs_returns_tensors():
+    """A graph made of factories alone still returns torch tensors."""
+    def fn():
+        return torch.arange(6, dtype=torch.float32).reshape(2, 3) * 2, torch.ones(3).sum()
+
+    torch._dynamo.reset()
+    got = torch.compile(fn, backend="llvmaccel", options={"strict": True})()
+    want = fn()
+    for g, w in zip(got, want, strict=True):
+        assert isinstance(g, torch.Tensor)
+        torch.testing.assert_close(g, w)

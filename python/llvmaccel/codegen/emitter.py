@@ -389,6 +389,8 @@ class EmitterCore:
             self.emit_custom(node, out)
         elif node.op == "cumulative":
             self.emit_cumulative(node, out)
+        elif node.op == "scatter":
+            self.emit_scatter(node, out)
         elif self.complex_pairs_source(node) is not None:
             self.emit_complex_pairs(self.complex_pairs_source(node), out)  # type: ignore[arg-type]
         elif self.flat_ok(node) and node.rank > 1:

@@ -54,6 +54,55 @@ class GatherEmitter(EmitterCore):
         return self.cond(ok, lambda: self.emit(x, src), lambda: _const(0, node.dtype),
                          node.dtype.llvm)
 
+    def emit_scatter(self, node: Node, out: Buffer) -> None:
+        """``out = x``, then one pass over the updates in row-major order,
+        each written to (or combined with) the position its indices name."""
+        x, upd, *indices = node.inputs
+        reduce, mode = node.attrs["reduce"], node.attrs["mode"]
+        dt = node.dtype
+        with self.nest(node.shape) as idx:
+            self.store(out, self.linear(idx, node.shape), self.emit(x, idx))
+        code = 0
+        if mode != "drop":
+            code = len(self.errors) + 1
+            self.errors[code] = (node.attrs["error"],
+                                 f"index out of range in {node.attrs['what']}")
+        with self.nest(upd.shape) as it:
+            dest: list[str] = []
+            inside: str | None = None
+            for d, (kind, a) in enumerate(node.attrs["dest"]):
+                if kind == "iter":
+                    dest.append(it[a])
+                    continue
+                v = self.to_i64(self.emit(indices[a], it), indices[a].dtype)
+                n = self.dim(x.shape[d])
+                if mode == "wrap":
+                    neg = self.op(f"icmp slt i64 {v}, 0", "c")
+                    v = self.op(f"select i1 {neg}, i64 {self.op(f'add i64 {v}, {n}', 'i')}, "
+                                f"i64 {v}", "i")
+                ok = self.op(f"icmp ult i64 {v}, {n}", "c")
+                if mode == "drop":
+                    inside = ok if inside is None else self.op(f"and i1 {inside}, {ok}", "c")
+                else:
+                    self.fail_if(self.op(f"xor i1 {ok}, true", "c"), code)
+                dest.append(v)
+            value = self.emit(upd, it)
+            off = self.linear(dest, node.shape)
+
+            def write(off: str = off, value: str = value) -> None:
+                if reduce == "set":
+                    self.store(out, off, value)
+                    return
+                fn = {"add": "sum", "mul": "prod"}.get(reduce, reduce)
+                if dt is DType.bool:  # PyTorch accumulates booleans with "or"/"and"
+                    fn = {"sum": "any", "prod": "all", "max": "any", "min": "all"}[fn]
+                self.store(out, off, self.combine(fn, dt, self.load(out, off), value))
+
+            if inside is None:
+                write()
+            else:
+                self.when(inside, write)
+
     # -- index checks -------------------------------------------------------
     def check_indices(self, index: Node, size: object, what: str, wrap: bool = False) -> None:
         """A branch-free scan of ``index`` (a buffer): return an error code when

@@ -898,6 +898,81 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     return g.permute(out, tuple(perm))
 
 
+_SCATTER = {"scatter": "set", "scatter-add": "add", "scatter-mul": "mul",
+            "scatter-min": "min", "scatter-max": "max"}
+
+
+@_rule(*_SCATTER)
+def _scatter(g: Graph, ins: list, eqn: Any) -> Node:
+    """XLA's scatter (``x.at[...].set/add/multiply/min/max``): for every
+    element ``u`` of the updates, the operand position is the scatter index
+    vector ``S`` of ``u``'s scatter dims plus ``u``'s window offset, per
+    operand dim. Out-of-bounds windows are skipped (FILL_OR_DROP, and
+    PROMISE_IN_BOUNDS, where XLA skips them too) or clamped into the operand
+    (CLIP), a whole window at a time as XLA does."""
+    x, idx, upd = ins
+    name = eqn.primitive.name
+    p = eqn.params
+    dn = p["dimension_numbers"]
+    if getattr(dn, "operand_batching_dims", ()) or \
+            getattr(dn, "scatter_indices_batching_dims", ()):
+        raise UnsupportedPrimitive(name, "batching dims")
+    windows = tuple(dn.update_window_dims)
+    inserted = tuple(dn.inserted_window_dims)
+    sdims = tuple(dn.scatter_dims_to_operand_dims)
+    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    i64 = DType.i64
+    ushape = tuple(upd.shape)
+    # The index vector dim is the last one (jnp always puts it there).
+    nvec = _static(name, idx.shape[-1], "the index vector dim") if idx.rank else 0
+    if nvec != len(sdims):
+        raise UnsupportedPrimitive(name, "the index vector dim must be the last one")
+    batch = tuple(idx.shape[:-1])
+    scatter_pos = [d for d in range(upd.rank) if d not in windows]
+    if len(scatter_pos) != len(batch):
+        raise UnsupportedPrimitive(name, "updates and indices disagree on the scatter dims")
+    # Operand dims that take a window offset, paired with the updates' window dims.
+    window_of = dict(zip([d for d in range(x.rank) if d not in inserted], windows, strict=True))
+
+    def spread(node: Node) -> Node:
+        """A node over the indices' batch dims, as one over the updates' shape."""
+        shape = [1] * upd.rank
+        for k, d in enumerate(scatter_pos):
+            shape[d] = batch[k]
+        return g.broadcast_to(g.reshape(node, tuple(shape)), ushape)
+
+    starts: dict[int, Node] = {}
+    fits: Node | None = None
+    for k, d in enumerate(sdims):
+        s = g.cast(g.reshape(g.slice(idx, idx.rank - 1, k, k + 1, 1), batch), i64)
+        wsize = _static(name, ushape[window_of[d]], f"the window size of dim {d}") \
+            if d in window_of else 1
+        room = _dim_value(g, dim_op("add", x.shape[d], -wsize))  # the largest start
+        if mode == "CLIP":
+            s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, i64)), room)
+        else:
+            ok = g.binary("and", g.binary("ge", s, g.scalar(0, i64)), g.binary("le", s, room))
+            fits = ok if fits is None else g.binary("and", fits, ok)
+        starts[d] = s
+    indices: list[Node] = []
+    dest: list[tuple[str, int]] = []
+    for d in range(x.rank):
+        if d not in starts:
+            if d in window_of:
+                dest.append(("iter", window_of[d]))
+                continue
+            pos = g.broadcast_to(g.scalar(0, i64), ushape)
+        else:
+            s = starts[d] if fits is None else g.where(fits, starts[d], _dim_value(g, x.shape[d]))
+            pos = spread(s)
+            if d in window_of:
+                pos = g.binary("add", pos, g.iota(ushape, window_of[d], i64))
+        dest.append(("index", len(indices)))
+        indices.append(pos)
+    return g.scatter(x, upd, indices, tuple(dest), _SCATTER[name],
+                     "check" if mode == "CLIP" else "drop", name)
+
+
 def _constant_value(g: Graph, node: Node) -> np.ndarray | None:
     """The value of a node made of constants only (a constant, or a scalar
     broadcast or reshaped to a static shape), else None."""

@@ -262,7 +262,10 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         out = []
         for kind, v in outputs:
             if kind == "tensor":
-                out.append(results[v])
+                r = results[v]
+                # A graph with no tensor inputs (torch.arange(n) * 2) is run
+                # with numpy buffers: its results are still tensors.
+                out.append(r if isinstance(r, torch.Tensor) else torch.from_numpy(r))
             elif kind == "int":
                 out.append(dim_eval(v, env))
             else:

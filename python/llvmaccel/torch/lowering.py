@@ -863,6 +863,99 @@ def _index_select(c: _Ctx, x: Node, dim: int, index: Node) -> Node:
     return c.finish(c.g.take(x, index, dim, "check"))
 
 
+def _scatter_along(c: _Ctx, x: Node, dim: int, index: Node, src: Node, reduce: str,
+                   what: str) -> Node:
+    """``torch.scatter`` family: ``out[... index[u] ...] (op)= src[u]`` along
+    ``dim`` for every ``u`` of ``index``'s shape (``src`` may be larger)."""
+    g = c.g
+    dim %= max(x.rank, 1)
+    if x.rank == 0 or index.rank != x.rank:
+        raise LoweringError(f"{what}: index must have the rank of self")
+    shape = tuple(index.shape)
+    for d in range(x.rank):
+        if d != dim and isinstance(shape[d], int) and isinstance(x.shape[d], int) \
+                and shape[d] > x.shape[d]:
+            raise LoweringError(f"{what}: index is larger than self in dim {d}")
+    if src.rank == 0:
+        src = g.broadcast_to(src, shape)
+    else:
+        for d in range(src.rank):
+            if src.shape[d] != shape[d]:
+                src = g.slice(src, d, 0, shape[d])
+    dest = tuple(("index", 0) if d == dim else ("iter", d) for d in range(x.rank))
+    # Eager's scatter kernels raise RuntimeError for an index out of range.
+    return c.finish(g.scatter(x, src, [index], dest, reduce, "check", what, "RuntimeError"))
+
+
+@_op("scatter")
+def _scatter(c: _Ctx, x: Node, dim: int, index: Node, src: Any, reduce: str | None = None
+             ) -> Node:
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise LoweringError(f"scatter reduce={reduce!r}")
+    op = {"add": "add", "multiply": "mul"}.get(reduce or "", "set")
+    return _scatter_along(c, x, dim, index, c.t(src, x.dtype), op, "scatter")
+
+
+@_op("scatter_add")
+def _scatter_add(c: _Ctx, x: Node, dim: int, index: Node, src: Node) -> Node:
+    return _scatter_along(c, x, dim, index, src, "add", "scatter_add")
+
+
+@_op("scatter_reduce")
+def _scatter_reduce(c: _Ctx, x: Node, dim: int, index: Node, src: Node, reduce: str,
+                    include_self: bool = True) -> Node:
+    ops = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}
+    if reduce not in ops:
+        raise LoweringError(f"scatter_reduce {reduce!r}")
+    if not include_self:
+        raise LoweringError("scatter_reduce with include_self=False")
+    return _scatter_along(c, x, dim, index, src, ops[reduce], "scatter_reduce")
+
+
+@_op("index_put")
+def _index_put(c: _Ctx, x: Node, indices: list, values: Node, accumulate: bool = False
+               ) -> Node:
+    """``x[indices] = values`` (or ``+=`` with ``accumulate``): index tensors
+    over adjacent dims, broadcast together; values broadcast to the indexed
+    shape; negative indices count from the end."""
+    g = c.g
+    pos = [k for k, i in enumerate(indices) if i is not None]
+    if not pos or pos != list(range(pos[0], pos[-1] + 1)):
+        raise LoweringError("index_put with non-adjacent index tensors")
+    idx = [indices[k] for k in pos]
+    if any(i.dtype is DType.bool for i in idx):
+        raise LoweringError("index_put with a boolean mask (data-dependent positions)")
+    first, k = pos[0], len(pos)
+    batch = _broadcast_dims([tuple(i.shape) for i in idx])
+    pre, post = tuple(x.shape[:first]), tuple(x.shape[first + k:])
+    shape = pre + batch + post
+    full = []
+    for i in idx:
+        i = g.reshape(i, (1,) * (len(pre) + len(batch) - i.rank) + tuple(i.shape)
+                      + (1,) * len(post))
+        full.append(g.broadcast_to(i, shape))
+    values = c.t(values, x.dtype)
+    if values.rank > len(shape):
+        raise LoweringError("index_put: values have more dims than the indexed shape")
+    values = g.broadcast_to(values, shape)
+    dest = tuple(("iter", d) for d in range(first)) + \
+        tuple(("index", j) for j in range(k)) + \
+        tuple(("iter", len(pre) + len(batch) + j) for j in range(len(post)))
+    return c.finish(g.scatter(x, values, full, dest, "add" if accumulate else "set", "wrap",
+                              "index_put"))
+
+
+def _broadcast_dims(shapes: list[tuple]) -> tuple:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for d in range(rank):
+        sizes = {s[d - rank + len(s)] for s in shapes if d - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise LoweringError(f"index tensors of shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
 @_op("gather")
 def _gather(c: _Ctx, x: Node, dim: int, index: Node, sparse_grad: bool = False) -> Node:
     return c.finish(c.g.gather(x, index, dim, "check"))
