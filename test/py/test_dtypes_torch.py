@@ -206,6 +206,22 @@ def test_view_as_dtype_reinterprets_bits():
     _same(_compile(f)(x, h), f(x, h))
 
 
+@pytest.mark.parametrize("dtype", (torch.bfloat16, torch.int8), ids=str)
+def test_scatter_add_in_narrow_dtypes(dtype):
+    """Each update added in f32 and rounded (bf16), or wrapping (int8), as
+    eager adds them one by one."""
+    def f(x, i, u):
+        return x.scatter_add(0, i, u), x.index_add(0, i[:3], u[:3])
+
+    torch.manual_seed(0)
+    i = torch.tensor([1, 1, 3, 7, 1])
+    if dtype.is_floating_point:
+        x, u = torch.randn(8, dtype=dtype), torch.randn(5, dtype=dtype)
+    else:
+        x, u = (torch.randint(-100, 100, (n,), dtype=dtype) for n in (8, 5))
+    _same(_compile(f)(x, i, u), f(x, i, u))
+
+
 def test_mixed_float_promotion():
     def f(h, bf, x):
         return h + bf, h * 2.5, bf + x, h + x, bf.sum(), h.mean(), (h > bf)

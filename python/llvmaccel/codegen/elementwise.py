@@ -662,6 +662,10 @@ class ElementwiseEmitter(EmitterCore):
         """The accumulator ``a`` of a ``fn`` reduction (sum, prod, any, all,
         max, min) combined with ``v``; ``reassoc`` lets float sums be split
         into partial sums."""
+        if dt.is_half:  # in f32, rounded back (a scatter's updates, one by one)
+            r = self.combine(fn, DType.f32, self.convert(a, dt, DType.f32),
+                             self.convert(v, dt, DType.f32), reassoc)
+            return self.convert(r, DType.f32, dt)
         if dt.is_complex:
             if fn == "prod":
                 return self.cbinary("mul", dt, a, v)
