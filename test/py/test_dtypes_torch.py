@@ -109,7 +109,11 @@ def _run_sample(op, sample) -> str:
     return "ran"
 
 
-@pytest.mark.parametrize("dtype", NEW_DTYPES, ids=str)
+# One float and one integer dtype by default (each sweep compiles ~50
+# kernels); the others with LLVMACCEL_SLOW=1 or -m slow.
+@pytest.mark.parametrize("dtype", [
+    pytest.param(dt, marks=() if dt in (torch.bfloat16, torch.uint8) else pytest.mark.slow)
+    for dt in NEW_DTYPES], ids=str)
 def test_opinfo_samples(dtype):
     """PyTorch's own sample inputs of the lowered ops, in each new dtype,
     against eager: a meaningful share of them must compile and run."""
