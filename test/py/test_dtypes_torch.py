@@ -226,6 +226,26 @@ def test_scatter_add_in_narrow_dtypes(dtype):
     _same(_compile(f)(x, i, u), f(x, i, u))
 
 
+def test_half_constants_and_buffers():
+    """Tensor constants made in the function and module buffers in bf16 and
+    f16 (numpy lacks bf16: their bits become an ml_dtypes array)."""
+    pytest.importorskip("ml_dtypes")
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("s", torch.tensor([0.5, 4.0, 8.0], dtype=torch.bfloat16))
+
+        def forward(self, x):
+            k = torch.tensor([1.5, 2.25, -3.0], dtype=torch.bfloat16)
+            return x * self.s + k, x + torch.ones(3, dtype=torch.float16)
+
+    x = torch.randn(3, dtype=torch.bfloat16)
+    m = Scale()
+    with torch.no_grad():
+        _same(_compile(m)(x), m(x))
+
+
 def test_mixed_float_promotion():
     def f(h, bf, x):
         return h + bf, h * 2.5, bf + x, h + x, bf.sum(), h.mean(), (h > bf)

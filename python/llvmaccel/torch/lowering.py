@@ -1320,8 +1320,23 @@ def _attr_constant(g: Graph, gm: torch.fx.GraphModule, node: torch.fx.Node) -> N
 
     with unset_fake_temporarily():
         dt = _dtype(value.dtype)
-        arr = value.detach().cpu().resolve_conj().contiguous().numpy().copy()
-    return g.scalar(arr.item(), dt) if arr.ndim == 0 else g.constant(arr, dt)
+        value = value.detach().cpu().resolve_conj().contiguous()
+        if value.dim() == 0:
+            return g.scalar(value.item(), dt)
+        arr = _numpy_of(value)
+    return g.constant(arr, dt)
+
+
+def _numpy_of(value: torch.Tensor) -> Any:
+    """A copy of a CPU tensor's values as a numpy array (bfloat16 as an
+    ml_dtypes array of the same bits)."""
+    if value.dtype is torch.bfloat16:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise LoweringError("a bfloat16 constant needs the ml_dtypes package") from None
+        return value.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return value.contiguous().numpy().copy()
 
 
 def _foldable(node: torch.fx.Node) -> bool:
@@ -1352,5 +1367,5 @@ def _fold(g: Graph, node: torch.fx.Node) -> Node:
         dt = _dtype(value.dtype)
         if value.dim() == 0:
             return g.scalar(value.item(), dt)
-        return g.constant(value.resolve_conj().numpy().copy(), dt)
+        return g.constant(_numpy_of(value.resolve_conj()), dt)
 
