@@ -161,3 +161,14 @@ def test_typed_key_arguments_and_results():
     _same(a, b, exact=True)
     assert ka.dtype == kb.dtype
     _same(jax.random.key_data(ka), jax.random.key_data(kb), exact=True)
+
+
+def test_narrow_dtypes_under_jax_jit():
+    """Under jax.jit the kernel runs as an XLA FFI call: bf16 and uint8
+    buffers cross it with their XLA element types."""
+    def f(x, y):
+        return jnp.exp(x) * 2, y + jnp.uint8(250)
+
+    x = jnp.arange(8, dtype=jnp.bfloat16) * 0.25
+    y = jnp.arange(8, dtype=jnp.uint8)
+    _same(jax.jit(_jit(f))(x, y), jax.jit(f)(x, y))
