@@ -352,3 +352,25 @@ def test_f32_to_bf16_rounding_is_pytorchs_bit_for_bit():
     nan = torch.isnan(x)
     assert torch.equal(got.view(torch.int16)[~nan], want.view(torch.int16)[~nan])
     assert torch.isnan(got[nan]).all()
+
+
+@pytest.mark.parametrize("dt", [DType.bf16, DType.f16], ids=repr)
+def test_half_math_calls_the_f32_vector_variants(dt):
+    """exp/tanh of a half tensor: widened to f32, and the vectorized loop
+    calls libmvec's f32 variants (no scalar call per element)."""
+    import re
+
+    from llvmaccel import vecmath
+    from llvmaccel.target import host
+
+    if not vecmath.variants("exp", 32, 1, host()):
+        pytest.skip("no libmvec on this host")
+    g = Graph()
+    x = g.input("x", (4096,), dt)
+    g.set_outputs([g.unary("tanh", g.unary("exp", x))])
+    compiled = compile_graph(g)
+    ir = compiled.optimized_ir
+    assert re.search(r"call <\d+ x float> @_ZGV\w+_expf", ir)
+    assert re.search(r"call <\d+ x float> @_ZGV\w+_tanhf", ir)
+    xt = torch.randn(4096).to(torch.bfloat16 if dt is DType.bf16 else torch.float16)
+    torch.testing.assert_close(compiled(xt)[0], torch.tanh(torch.exp(xt)))
