@@ -39,7 +39,7 @@ from . import interop, jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate
 from .errors import KernelIndexError, KernelZeroDivisionError
-from .graph import DType, Graph, SymExpr, dim_eval
+from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
 from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
 
@@ -54,15 +54,8 @@ __all__ = [
 ]
 
 DEFAULT_PIPELINE = "default<O3>"
-_TORCH_DTYPES: dict[str, DType] = {
-    "torch.float32": DType.f32, "torch.float64": DType.f64, "torch.int32": DType.i32,
-    "torch.int64": DType.i64, "torch.bool": DType.bool, "torch.complex64": DType.c64,
-    "torch.complex128": DType.c128,
-}
-_NUMPY_DTYPES: dict[str, DType] = {
-    "float32": DType.f32, "float64": DType.f64, "int32": DType.i32, "int64": DType.i64,
-    "bool": DType.bool, "complex64": DType.c64, "complex128": DType.c128,
-}
+_NUMPY_DTYPES: dict[str, DType] = dict(DTYPE_BY_NAME)
+_TORCH_DTYPES: dict[str, DType] = {f"torch.{name}": dt for name, dt in DTYPE_BY_NAME.items()}
 
 
 @dataclass
@@ -123,8 +116,26 @@ def _dtype_of(value: Any, index: int) -> DType:
     dt = _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
     if dt is None:
         raise TypeError(f"input {index}: dtype {name} is not supported by llvmaccel "
-                        "(float32, float64, int32, int64, bool, complex64, complex128)")
+                        f"({', '.join(DTYPE_BY_NAME)})")
     return dt
+
+
+def _as_torch(x: Any) -> Any:
+    """A torch tensor of array ``x``'s values: numpy's memory when it can
+    (bfloat16 arrays of ml_dtypes, which torch does not know, as their
+    bits)."""
+    import torch
+
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(np.ascontiguousarray(a).view(np.uint16)).view(torch.bfloat16)
+    return torch.as_tensor(a)
+
+
+def _temp_dtype(dt: DType) -> Any:
+    """The numpy dtype of a temporary of ``dt``: raw storage of its size for
+    bf16 (the kernel alone reads it; numpy needs no ml_dtypes for it)."""
+    return np.uint16 if dt is DType.bf16 else dt.np_dtype
 
 
 _SPARE_SHAPES = 4  # sizes of temporaries (and call plans) a compiled graph keeps
@@ -341,7 +352,7 @@ class CompiledGraph:
             args = []
             for k, x in enumerate(inputs):
                 if not isinstance(x, torch.Tensor):
-                    x = torch.as_tensor(np.asarray(x))
+                    x = _as_torch(x)
                 if x.device.type != "cpu":
                     raise ValueError(f"input {k}: tensor is on {x.device}, not the CPU")
                 if x.is_conj() or x.is_neg():  # lazily conjugated or negated: the values
@@ -359,7 +370,7 @@ class CompiledGraph:
             args = [np.ascontiguousarray(x) for x in inputs]
 
             def alloc(shape: tuple, dt: DType) -> Any:
-                return np.empty(shape, dtype=dt.numpy)
+                return np.empty(shape, dtype=dt.np_dtype)
 
             def ptr(x: Any) -> int | None:
                 return x.ctypes.data or None
@@ -390,7 +401,7 @@ class CompiledGraph:
             free = self._spare_temps.get(sizes)
             if free:
                 return free.pop()
-        return [np.empty(dims, dtype=dt.numpy)
+        return [np.empty(dims, dtype=_temp_dtype(dt))
                 for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
 
     def _give_back_temps(self, key: tuple, temps: list[np.ndarray]) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "BINARY_OPS",
     "COMPARE_OPS",
     "REDUCE_OPS",
+    "DTYPE_BY_NAME",
     "dim_eval",
     "dim_str",
 ]
@@ -54,8 +55,21 @@ class DType(Enum):
 
     f32 = ("f32", "float", 4)
     f64 = ("f64", "double", 8)
+    # Half precision: stored narrow, computed in f32 (each elementwise op
+    # rounds its result back, as PyTorch's and XLA's CPU kernels do;
+    # reductions, matmul and convolution accumulate in f32).
+    f16 = ("f16", "half", 2)
+    bf16 = ("bf16", "bfloat", 2)
+    i8 = ("i8", "i8", 1)
+    i16 = ("i16", "i16", 2)
     i32 = ("i32", "i32", 4)
     i64 = ("i64", "i64", 8)
+    # Unsigned integers: the LLVM type of the signed one of their width; the
+    # operations that differ (division, comparison, extension, conversion,
+    # min/max) read the dtype.
+    u8 = ("u8", "i8", 1)
+    u16 = ("u16", "i16", 2)
+    u32 = ("u32", "i32", 4)
     bool = ("bool", "i1", 1)
     # Complex numbers: interleaved (real, imag) pairs in memory, as PyTorch
     # and numpy store them; a first-class struct in registers.
@@ -78,9 +92,25 @@ class DType(Enum):
         return self.value[2]
 
     @property
+    def bits(self) -> int:
+        """Bits of a value (1 for bool)."""
+        return 1 if self is DType.bool else self.value[2] * 8
+
+    @property
     def is_float(self) -> bool:
-        """True for f32 and f64 (not for complex)."""
-        return self in (DType.f32, DType.f64)
+        """True for the real floating-point dtypes (f16, bf16, f32, f64)."""
+        return self in (DType.f32, DType.f64, DType.f16, DType.bf16)
+
+    @property
+    def is_half(self) -> bool:
+        """True for f16 and bf16 (computed in f32, stored narrow)."""
+        return self in (DType.f16, DType.bf16)
+
+    @property
+    def compute(self) -> DType:
+        """The dtype arithmetic on values of this dtype is done in: f32 for
+        the half types, the dtype itself for the others."""
+        return DType.f32 if self.is_half else self
 
     @property
     def is_complex(self) -> bool:
@@ -115,17 +145,55 @@ class DType(Enum):
 
     @property
     def is_int(self) -> bool:
-        """True for i32 and i64 (not bool)."""
-        return self in (DType.i32, DType.i64)
+        """True for the integer dtypes, signed and unsigned (not bool)."""
+        return self in _INT_DTYPES
+
+    @property
+    def is_unsigned(self) -> bool:
+        """True for u8, u16 and u32."""
+        return self in (DType.u8, DType.u16, DType.u32)
+
+    def wrap(self, value: int) -> int:
+        """The integer ``value`` reduced modulo 2**bits into this integer
+        dtype's range (two's complement wrap-around), as the integer of the
+        LLVM literal (signed)."""
+        bits = self.bits
+        v = int(value) & ((1 << bits) - 1)
+        return v - (1 << bits) if v >> (bits - 1) and bits > 1 else v
 
     @property
     def numpy(self) -> str:
-        """The numpy dtype name."""
-        return {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64",
-                "bool": "bool", "c64": "complex64", "c128": "complex128"}[self.value[0]]
+        """The numpy (and torch) dtype name."""
+        return _NUMPY_NAMES[self]
+
+    @property
+    def np_dtype(self) -> Any:
+        """The numpy dtype (``ml_dtypes.bfloat16`` for bf16, which numpy
+        lacks: a GraphError when ml_dtypes is not installed)."""
+        import numpy as np
+
+        if self is DType.bf16:
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise GraphError("bfloat16 arrays need the ml_dtypes package (pip install "
+                                 "ml_dtypes; JAX installs it)") from None
+            return np.dtype(ml_dtypes.bfloat16)
+        return np.dtype(self.numpy)
 
     def __repr__(self) -> str:
         return f"DType.{self.value[0]}"
+
+
+_INT_DTYPES = frozenset({DType.i8, DType.i16, DType.i32, DType.i64, DType.u8, DType.u16,
+                         DType.u32})
+_NUMPY_NAMES = {
+    DType.f32: "float32", DType.f64: "float64", DType.f16: "float16", DType.bf16: "bfloat16",
+    DType.i8: "int8", DType.i16: "int16", DType.i32: "int32", DType.i64: "int64",
+    DType.u8: "uint8", DType.u16: "uint16", DType.u32: "uint32", DType.bool: "bool",
+    DType.c64: "complex64", DType.c128: "complex128",
+}
+DTYPE_BY_NAME: dict[str, DType] = {name: dt for dt, name in _NUMPY_NAMES.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -330,14 +398,39 @@ def _padding_pairs(padding: tuple, rank: int) -> tuple[tuple[int, ...], tuple[in
     return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
 
 
+def _int_range(dt: DType) -> tuple[int, int]:
+    """The lowest and highest value of an integer dtype."""
+    if dt.is_unsigned:
+        return 0, (1 << dt.bits) - 1
+    return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+
+
 def promote(a: DType, b: DType) -> DType:
-    """The dtype of an arithmetic op over ``a`` and ``b`` (numpy-like: a
-    complex operand makes the result complex, with parts of the promoted
-    dtype of both operands' parts: c64 with f64 gives c128)."""
+    """The dtype of an arithmetic op over ``a`` and ``b``: the smallest that
+    holds both (PyTorch's and JAX's lattice: bool below every number; a
+    signed and an unsigned integer give a signed one wider than the unsigned,
+    u8 with i8 gives i16, u32 with i32 gives i64; integers below floats; f16
+    with bf16 gives f32); a complex operand makes the result complex, with
+    parts of the promoted dtype of both operands' parts (c64 with f64 gives
+    c128)."""
     if a.is_complex or b.is_complex:
         return promote(a.real, b.real).complex
-    order = [DType.bool, DType.i32, DType.i64, DType.f32, DType.f64]
-    return a if order.index(a) >= order.index(b) else b
+    if a is b:
+        return a
+    if a is DType.bool or b is DType.bool:
+        return b if a is DType.bool else a
+    if a.is_float or b.is_float:
+        if not (a.is_float and b.is_float):
+            return a if a.is_float else b
+        if a.is_half and b.is_half:
+            return DType.f32
+        return a if a.itemsize >= b.itemsize else b
+    if a.is_unsigned == b.is_unsigned:
+        return a if a.itemsize >= b.itemsize else b
+    s, u = (b, a) if a.is_unsigned else (a, b)
+    if s.itemsize > u.itemsize:
+        return s
+    return {1: DType.i16, 2: DType.i32}.get(u.itemsize, DType.i64)
 
 
 def _part_of(x: Node) -> tuple[Node, int] | None:
@@ -511,7 +604,7 @@ class Graph:
         arr = np.asarray(value)
         if arr.ndim == 0:
             return self._add(Node("scalar", (), (), dtype, {"value": dtype.py(arr.item())}))
-        arr = np.ascontiguousarray(arr.astype(dtype.numpy))
+        arr = np.ascontiguousarray(arr.astype(dtype.np_dtype))
         n = self._add(Node("constant", (), tuple(int(d) for d in arr.shape), dtype, {}))
         self.constants[n.id] = arr
         return n
@@ -596,16 +689,39 @@ class Graph:
         return self._add(Node("where", (cond, a, b),
                               _broadcast_shapes(cond.shape, a.shape, b.shape), dt, {}))
 
-    def cast(self, x: Node, dtype: DType) -> Node:
+    def cast(self, x: Node, dtype: DType, saturate: bool = False) -> Node:
         """Elementwise conversion (C semantics: floats truncate toward zero;
         to bool means ``!= 0``; a real value becomes a complex one with a zero
         imaginary part; a complex one converts its real part, as numpy and
-        PyTorch do)."""
+        PyTorch do). Integers wrap around (two's complement). A float out of
+        an integer dtype's range converts to a wider integer first and wraps
+        (PyTorch's CPU casts: -1.0 to uint8 gives 255), or with ``saturate``
+        clamps to the range, NaN giving 0 (XLA's)."""
         if x.dtype is dtype:
             return x
+        saturate = saturate and dtype.is_int and (x.dtype.is_float or x.dtype.is_complex)
         if x.op == "scalar":
-            return self._add(Node("scalar", (), (), dtype, {"value": dtype.py(x.attrs["value"])}))
-        return self._add(Node("cast", (x,), x.shape, dtype, {}))
+            value = x.attrs["value"]
+            if saturate:
+                value = getattr(value, "real", value)
+                lo, hi = _int_range(dtype)
+                value = 0 if math.isnan(value) else min(max(value, lo), hi)
+            elif dtype.is_int and isinstance(value, float) and not math.isfinite(value):
+                value = 0  # defined, as the kernel's saturating conversion
+            return self._add(Node("scalar", (), (), dtype, {"value": dtype.py(value)}))
+        return self._add(Node("cast", (x,), x.shape, dtype,
+                              {"saturate": True} if saturate else {}))
+
+    def bitcast(self, x: Node, dtype: DType) -> Node:
+        """Elementwise reinterpretation of the bits of ``x`` as ``dtype``, of
+        the same width (``lax.bitcast_convert_type``, ``Tensor.view(dtype)``)."""
+        if x.dtype is dtype:
+            return x
+        if x.dtype.is_complex or dtype.is_complex or DType.bool in (x.dtype, dtype) or \
+                x.dtype.bits != dtype.bits:
+            raise GraphError(f"bitcast from {x.dtype.value[0]} to {dtype.value[0]}: only between "
+                             "real dtypes of one width")
+        return self._add(Node("bitcast", (x,), x.shape, dtype, {}))
 
     # -- complex numbers ----------------------------------------------------
     def complex(self, re: Node, im: Node) -> Node:
@@ -745,6 +861,11 @@ class Graph:
             raise GraphError(f"conv: {x.shape[1]} input channels do not match weight "
                              f"{w.shape} with groups={groups}")
         dt = promote(x.dtype, w.dtype)
+        if dt.is_half:  # accumulated in f32, the result rounded
+            wide = self.conv(self.cast(x, DType.f32), self.cast(w, DType.f32),
+                             None if bias is None else self.cast(bias, DType.f32),
+                             stride, padding, dilation, groups)
+            return self.cast(wide, dt)
         x, w = self.cast(x, dt), self.cast(w, dt)
         inputs: tuple[Node, ...] = (x, w)
         if bias is not None:
@@ -782,6 +903,10 @@ class Graph:
             raise GraphError("pool needs x [N, C, *spatial] and one value per spatial dim")
         if not x.dtype.is_float:
             raise GraphError("pool needs floating-point input")
+        if x.dtype.is_half:  # in f32 (the average's sum), the result rounded
+            wide = self.pool(self.cast(x, DType.f32), fn, kernel, stride, padding, dilation,
+                             ceil_mode, count_include_pad, divisor)
+            return self.cast(wide, x.dtype)
         if fn == "avg" and dilation != (1,) * r:
             raise GraphError("average pooling has no dilation")
         for k, s, pl, ph, dl in zip(kernel, stride, lo, hi, dilation, strict=True):
@@ -813,6 +938,9 @@ class Graph:
         window of the max pool ``pooled`` of ``x``, the position of its maximum
         in ``x``'s flattened spatial dims (int64), chosen as PyTorch's CPU
         kernel does: the first position holding the maximum, or the last NaN."""
+        if pooled.op == "cast" and x.dtype.is_half:  # the f32 pool of a half x
+            pooled = pooled.inputs[0]
+            x = pooled.inputs[0] if pooled.op == "pool" else x
         if pooled.op != "pool" or pooled.attrs["fn"] != "max" or pooled.inputs[0] is not x:
             raise GraphError("pool_indices needs a max pool of x")
         return self._add(Node("pool", (x, pooled), pooled.shape, DType.i64,
@@ -857,8 +985,15 @@ class Graph:
         elif op in ("argmax", "argmin"):
             out_dt = DType.i64
         else:
-            out_dt = dtype or (DType.i64 if x.dtype in (DType.bool, DType.i32)
-                               and op in ("sum", "prod") else x.dtype)
+            # Integer sums and products default to i64 (PyTorch's rule).
+            small_int = x.dtype is DType.bool or (x.dtype.is_int and x.dtype is not DType.i64)
+            out_dt = dtype or (DType.i64 if small_int and op in ("sum", "prod") else x.dtype)
+            if out_dt.is_half or (x.dtype.is_half and op not in ("sum", "prod")):
+                # Half types reduce in f32 (PyTorch's and XLA's accumulator;
+                # exact for max, min and the arg reductions), then round.
+                wide = self.reduce(op, self.cast(x, DType.f32), axes, keepdim,
+                                   DType.f32 if op in ("sum", "prod") else None)
+                return self.cast(wide, out_dt) if op not in ("argmax", "argmin") else wide
             x = self.cast(x, out_dt)
         shape = tuple((1 if keepdim else None) if i in axes else d
                       for i, d in enumerate(x.shape))
@@ -873,6 +1008,9 @@ class Graph:
             raise GraphError("matmul operands need rank >= 2")
         if a.dtype is not b.dtype or not a.dtype.is_float:
             raise GraphError("matmul needs two floating-point operands of one dtype")
+        if a.dtype.is_half:  # products accumulated in f32, the result rounded
+            wide = self.matmul(self.cast(a, DType.f32), self.cast(b, DType.f32))
+            return self.cast(wide, a.dtype)
         ka, kb = a.shape[-1], b.shape[-2]
         if isinstance(ka, int) and isinstance(kb, int) and ka != kb:
             raise GraphError(f"matmul: inner sizes differ ({ka} vs {kb})")
@@ -892,6 +1030,9 @@ class Graph:
             raise GraphError(f"cumulative: axis {axis} out of range for rank {x.rank}")
         if x.rank == 0:
             return x
+        if x.dtype.is_half:  # accumulated in f32, each result rounded
+            return self.cast(self.cumulative(fn, self.cast(x, DType.f32), axis, reverse),
+                             x.dtype)
         return self._add(Node("cumulative", (x,), tuple(x.shape), x.dtype,
                               {"fn": fn, "axis": axis % x.rank, "reverse": bool(reverse)}))
 
@@ -990,6 +1131,10 @@ class Graph:
             raise GraphError("embedding_bag takes a 2-d table and 1-d indices and offsets")
         if not table.dtype.is_float:
             raise GraphError("embedding_bag needs a floating-point table")
+        if table.dtype.is_half:  # summed in f32, the result rounded
+            wide = self.embedding_bag(self.cast(table, DType.f32), indices, offsets, mode,
+                                      include_last_offset, per_sample_weights, padding_idx)
+            return self.cast(wide, table.dtype)
         bags = offsets.shape[0]
         if include_last_offset:
             bags = dim_op("add", bags, -1)

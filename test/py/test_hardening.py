@@ -325,3 +325,85 @@ def test_jit_integer_arguments(jit_kernels):
         add(2**63, 0)
     with pytest.raises(TypeError):
         add(1.0, 2)
+
+
+# --- narrow dtypes: buffers of the wrong type, defined conversions -------------
+
+
+def _narrow_graph(dt, out_dt=None, saturate=False):
+    from llvmaccel.compiler import compile_graph
+    from llvmaccel.graph import Graph
+
+    g = Graph()
+    x = g.input("x", (4,), dt)
+    g.set_outputs([g.cast(x, out_dt, saturate=saturate) if out_dt else
+                   g.binary("add", x, x)])
+    return compile_graph(g)
+
+
+def test_narrow_dtype_buffers_are_checked():
+    """An array whose dtype differs from the input's (same width, other
+    kind; byte-swapped; a type llvmaccel lacks) is a TypeError: its bits are
+    never read as the other type."""
+    from llvmaccel.graph import DType
+
+    bf16 = _narrow_graph(DType.bf16)
+    with pytest.raises(TypeError, match="bfloat16"):
+        bf16(np.ones(4, np.float16))
+    with pytest.raises(TypeError, match="uint16"):
+        _narrow_graph(DType.u16)(np.ones(4, np.int16))
+    with pytest.raises(TypeError, match="not supported"):
+        _narrow_graph(DType.f16)(np.ones(4, ">f2"))  # big-endian halves
+    with pytest.raises(TypeError, match="not supported"):
+        _narrow_graph(DType.u32)(np.ones(4, np.uint64))
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    with pytest.raises(TypeError, match="not supported"):
+        bf16(np.ones(4, ml_dtypes.float8_e4m3fn))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="float16"):
+        bf16(torch.ones(4, dtype=torch.float16))
+    out = bf16(torch.ones(4, dtype=torch.bfloat16))[0]
+    assert out.dtype == torch.bfloat16 and out.tolist() == [2.0] * 4
+
+
+@pytest.mark.parametrize("saturate", [False, True], ids=["wrap", "saturate"])
+def test_float_to_int_casts_of_nan_and_inf_are_defined(saturate):
+    """NaN, infinities and huge values convert to fixed integers (never LLVM
+    poison): 0 for NaN, the range's ends when saturating (XLA's)."""
+    from llvmaccel.graph import DType
+
+    x = np.array([np.nan, np.inf, -np.inf, 1e30], np.float32)
+    for dt in (DType.u8, DType.i8, DType.i16, DType.u32):
+        fn = _narrow_graph(DType.f32, dt, saturate)
+        first, again = fn(x)[0], fn(x.copy())[0]
+        np.testing.assert_array_equal(first, again)
+        assert first[0] == 0
+        if saturate:
+            info = np.iinfo(dt.numpy)
+            assert first.tolist()[1:] == [info.max, info.min, info.max]
+
+
+def test_unsigned_division_by_zero_raises_in_torch_mode():
+    from llvmaccel.compiler import compile_graph
+    from llvmaccel.errors import KernelZeroDivisionError
+    from llvmaccel.graph import DType, Graph
+
+    g = Graph()
+    a, b = g.input("a", (3,), DType.u8), g.input("b", (3,), DType.u8)
+    g.set_outputs([g.binary("floordiv", a, b)])
+    fn = compile_graph(g)
+    assert fn(np.array([9, 8, 255], np.uint8), np.array([2, 3, 16], np.uint8))[0].tolist() \
+        == [4, 2, 15]
+    with pytest.raises(ZeroDivisionError):
+        fn(np.array([9, 8, 7], np.uint8), np.array([2, 0, 1], np.uint8))
+    assert issubclass(KernelZeroDivisionError, ZeroDivisionError)
+
+
+def test_jax_unsupported_dtype_is_a_type_error():
+    jax = pytest.importorskip("jax")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import llvmaccel.jax as lj
+
+    x = jax.numpy.ones(4, ml_dtypes.float8_e4m3fn)
+    with pytest.raises(TypeError, match="float8_e4m3fn"):
+        lj.jit(lambda v: v + v, fallback=False)(x)

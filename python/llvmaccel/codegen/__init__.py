@@ -101,7 +101,7 @@ def _uses(graph: Graph) -> tuple[dict[int, int], dict[int, bool]]:
             else:
                 count += 1
                 # A broadcasting elementwise consumer reads each value many times.
-                if u.op in ("unary", "binary", "compare", "where", "cast") and \
+                if u.op in ("unary", "binary", "compare", "where", "cast", "bitcast") and \
                         tuple(n.shape) != tuple(u.shape):
                     exp = True
         eff[n.id] = count
@@ -233,7 +233,8 @@ def _materialized(graph: Graph) -> set[int]:
             must.update(x.id for x in n.inputs)
         if n.op in MULTI_VALUED or n.op == "result":
             must.add(n.id)
-        cheap = n.op in ("scalar", "iota", "cast") or n.op in _VIEWS or n.op in _BUFFERS
+        cheap = n.op in ("scalar", "iota", "cast", "bitcast") or n.op in _VIEWS or \
+            n.op in _BUFFERS
         if not cheap and (eff[n.id] > 1 or expanded[n.id]):
             must.add(n.id)
     for o in graph.outputs:

@@ -68,11 +68,28 @@ _BUFFERS = frozenset({"input", "constant"})
 
 
 def _fconst(value: float, dtype: DType) -> str:
-    """An LLVM floating-point literal (hex, exact)."""
-    if dtype is DType.f32:
-        with np.errstate(over="ignore"):
+    """An LLVM floating-point literal (hex, exact; ``0xH`` half and ``0xR``
+    bfloat bits for the half types, rounded to nearest even through f32, as
+    PyTorch's and numpy's conversions of a Python float round)."""
+    value = float(value)
+    if dtype.is_half or dtype is DType.f32:
+        with np.errstate(over="ignore", invalid="ignore"):
             value = float(np.float32(value))
-    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", float(value)))[0])
+    if dtype is DType.f16:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return f"0xH{int(np.float32(value).astype(np.float16).view(np.uint16)):04X}"
+    if dtype is DType.bf16:
+        return f"0xR{bf16_bits(value):04X}"
+    return "0x{:016X}".format(struct.unpack("<Q", struct.pack("<d", value))[0])
+
+
+def bf16_bits(value: float) -> int:
+    """The bits of the bfloat16 nearest ``value`` (an f32), ties to even; a
+    quiet NaN for NaN."""
+    if math.isnan(value):
+        return 0x7FC0 | (0x8000 if math.copysign(1.0, value) < 0 else 0)
+    b = struct.unpack("<I", struct.pack("<f", value))[0]
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def _const(value: object, dtype: DType) -> str:
@@ -86,7 +103,7 @@ def _const(value: object, dtype: DType) -> str:
         return _fconst(float(value), dtype)  # type: ignore[arg-type]
     if dtype is DType.bool:
         return "true" if value else "false"
-    return str(int(value))  # type: ignore[call-overload]
+    return str(dtype.wrap(int(value)))  # type: ignore[call-overload]
 
 
 def _strides(shape: tuple) -> list:

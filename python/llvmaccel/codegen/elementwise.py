@@ -33,7 +33,7 @@ class ElementwiseEmitter(EmitterCore):
             return True
         if node.op in ("reshape", "view_as_complex"):
             return self.flat_ok(node.inputs[0])
-        if node.op in ("unary", "binary", "compare", "where", "cast"):
+        if node.op in ("unary", "binary", "compare", "where", "cast", "bitcast"):
             return all((i.op == "scalar" or tuple(i.shape) == tuple(node.shape))
                        and self.flat_ok(i) for i in node.inputs)
         return False
@@ -86,7 +86,7 @@ class ElementwiseEmitter(EmitterCore):
         if op == "iota":
             i = idx[node.attrs["dim"]]
             return self.convert(i, DType.i64, node.dtype)
-        if op in ("unary", "binary", "compare", "where", "cast"):
+        if op in ("unary", "binary", "compare", "where", "cast", "bitcast"):
             args = [self.emit(i, self.bcast_idx(i, node.shape, idx)) for i in node.inputs]
             return self.compute(node, args)
         if op == "broadcast":
@@ -191,7 +191,9 @@ class ElementwiseEmitter(EmitterCore):
                 self.store(pairs, self.linear(idx, z.shape), self.emit(z, idx))
 
     # -- scalar computations ------------------------------------------------
-    def convert(self, v: str, src: DType, dst: DType) -> str:
+    def convert(self, v: str, src: DType, dst: DType, saturate: bool = False) -> str:
+        """``v`` of ``src`` converted to ``dst`` (Graph.cast's rules;
+        ``saturate``: floats clamp to an integer dtype's range)."""
         if src is dst:
             return v
         if dst.is_complex:  # a real value gets a zero imaginary part
@@ -206,8 +208,14 @@ class ElementwiseEmitter(EmitterCore):
                 a = self.op(f"fcmp une {src.real.llvm} {re}, 0.0", "b")
                 b = self.op(f"fcmp une {src.real.llvm} {im}, 0.0", "b")
                 return self.op(f"or i1 {a}, {b}", "b")
-            return self.convert(re, src.real, dst)
+            return self.convert(re, src.real, dst, saturate)
         s, d = src.llvm, dst.llvm
+        if src.is_half and dst is not DType.f32:  # exactly, through f32
+            return self.convert(self.convert(v, src, DType.f32), DType.f32, dst, saturate)
+        if dst.is_half and src is not DType.f32:
+            # Through f32, as PyTorch's c10::Half and c10::BFloat16 convert
+            # (they are built from a float): one rounding to f32, one to half.
+            return self.convert(self.convert(v, src, DType.f32), DType.f32, dst)
         if dst is DType.bool:
             if src.is_float:
                 return self.op(f"fcmp une {s} {v}, 0.0", "b")
@@ -216,16 +224,45 @@ class ElementwiseEmitter(EmitterCore):
             if dst.is_float:
                 return self.op(f"uitofp i1 {v} to {d}")
             return self.op(f"zext i1 {v} to {d}")
+        if src is DType.f32 and dst is DType.bf16:
+            return self.round_to_bf16(v)
         if src.is_float and dst.is_float:
-            return self.op(f"{'fpext' if dst is DType.f64 else 'fptrunc'} {s} {v} to {d}")
+            return self.op(f"{'fpext' if dst.bits > src.bits else 'fptrunc'} {s} {v} to {d}")
         if src.is_float:
+            # Saturating (NaN gives 0): never poison. Narrow and unsigned
+            # results convert to a wider signed integer first and wrap, as
+            # a C cast through int does on x86 and ARM for values in range
+            # of that wider type (-1.0 to uint8 gives 255, like PyTorch).
             sfx = "f32" if src is DType.f32 else "f64"
-            return self.call(f"llvm.fptosi.sat.{d}.{sfx}", d, [(s, v)])
+            if saturate:
+                sign = "u" if dst.is_unsigned else "s"
+                return self.call(f"llvm.fpto{sign}i.sat.{d}.{sfx}", d, [(s, v)])
+            wide = "i64" if dst.bits >= 32 and dst is not DType.i32 else "i32"
+            r = self.call(f"llvm.fptosi.sat.{wide}.{sfx}", wide, [(s, v)])
+            return r if wide == d else self.op(f"trunc {wide} {r} to {d}")
         if dst.is_float:
-            return self.op(f"sitofp {s} {v} to {d}")
-        if src.itemsize < dst.itemsize:
-            return self.op(f"sext {s} {v} to {d}")
+            return self.op(f"{'uitofp' if src.is_unsigned else 'sitofp'} {s} {v} to {d}")
+        if src.bits < dst.bits:
+            return self.op(f"{'zext' if src.is_unsigned else 'sext'} {s} {v} to {d}")
+        if src.bits == dst.bits:  # i8 <-> u8: the same bits
+            return v
         return self.op(f"trunc {s} {v} to {d}")
+
+    def round_to_bf16(self, v: str) -> str:
+        """f32 ``v`` rounded to the nearest bf16, ties to even, NaN to the
+        quiet NaN 0x7FC0 (PyTorch's c10::BFloat16 rounding), in integer ops:
+        they vectorize on every target. Not LLVM's ``fptrunc``: X86 selects
+        AVX512-BF16's ``vcvtneps2bf16`` for it, which reads f32 subnormals
+        as zero (eager PyTorch keeps them), and without that extension calls
+        compiler-rt's ``__truncsfbf2`` per element, which libgcc before GCC
+        13 lacks (the JIT could not resolve it)."""
+        b = self.op(f"bitcast float {v} to i32", "b")
+        odd = self.op(f"and i32 {self.op(f'lshr i32 {b}, 16', 'b')}, 1", "b")
+        r = self.op(f"add i32 {b}, {self.op(f'add i32 {odd}, 32767', 'b')}", "b")
+        hi = self.op(f"trunc i32 {self.op(f'lshr i32 {r}, 16', 'b')} to i16", "b")
+        nan = self.op(f"fcmp uno float {v}, 0.0", "c")
+        bits = self.op(f"select i1 {nan}, i16 {0x7FC0}, i16 {hi}", "b")
+        return self.op(f"bitcast i16 {bits} to bfloat")
 
     def fcall(self, base: str, dt: DType, args: list[str], libm: bool = False) -> str:
         """A call of libm's ``base`` (``libm``) or of the LLVM intrinsic, marked
@@ -253,8 +290,14 @@ class ElementwiseEmitter(EmitterCore):
 
     def compute(self, node: Node, args: list[str]) -> str:
         op = node.op
+        if op in ("unary", "binary", "compare") and any(
+                i.dtype.is_half for i in node.inputs):
+            return self.compute_half(node, args)
         if op == "cast":
-            return self.convert(args[0], node.inputs[0].dtype, node.dtype)
+            return self.convert(args[0], node.inputs[0].dtype, node.dtype,
+                                node.attrs.get("saturate", False))
+        if op == "bitcast":
+            return self.op(f"bitcast {node.inputs[0].dtype.llvm} {args[0]} to {node.dtype.llvm}")
         if op == "where":
             return self.op(f"select i1 {args[0]}, {node.dtype.llvm} {args[1]}, "
                            f"{node.dtype.llvm} {args[2]}")
@@ -274,6 +317,27 @@ class ElementwiseEmitter(EmitterCore):
                                node.attrs.get("zero_div", "error"))
         raise CodegenError(f"not an elementwise op: {op}")
 
+    def compute_half(self, node: Node, args: list[str]) -> str:
+        """An elementwise op over f16 or bf16 operands: computed in f32 and
+        rounded back to the half type (PyTorch's and XLA's CPU semantics).
+        A scalar operand enters at f32 precision, as PyTorch passes a
+        Python number to its kernels. InstCombine narrows ``fptrunc(fadd(
+        fpext a, fpext b))`` to ``fadd half`` where that is exact, and the
+        backend picks native half instructions when the target has them."""
+        wide = [_const(i.attrs["value"], DType.f32) if i.op == "scalar" and i.dtype.is_half
+                else self.convert(a, i.dtype, i.dtype.compute)
+                for i, a in zip(node.inputs, args, strict=True)]
+        in_dt = node.inputs[0].dtype.compute
+        if node.op == "compare":
+            return self.compare(node.attrs["fn"], in_dt, wide[0], wide[1])
+        out_dt = node.dtype.compute
+        if node.op == "unary":
+            r = self.unary(node.attrs["fn"], out_dt, wide[0])
+        else:
+            r = self.binary(node.attrs["fn"], out_dt, wide[0], wide[1],
+                            node.attrs.get("zero_div", "error"))
+        return self.convert(r, out_dt, node.dtype)
+
     def compare(self, fn: str, dt: DType, a: str, b: str) -> str:
         t = dt.llvm
         if dt.is_complex:  # eq, ne: both parts
@@ -285,7 +349,7 @@ class ElementwiseEmitter(EmitterCore):
             pred = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt",
                     "ge": "oge"}[fn]
             return self.op(f"fcmp {pred} {t} {a}, {b}", "b")
-        sign = "u" if dt is DType.bool else "s"
+        sign = "u" if dt is DType.bool or dt.is_unsigned else "s"
         pred = {"eq": "eq", "ne": "ne", "lt": f"{sign}lt", "le": f"{sign}le",
                 "gt": f"{sign}gt", "ge": f"{sign}ge"}[fn]
         return self.op(f"icmp {pred} {t} {a}, {b}", "b")
@@ -375,12 +439,16 @@ class ElementwiseEmitter(EmitterCore):
                 return self.op(f"xor i1 {x}, true")
             if fn == "neg":
                 return self.op(f"sub {t} 0, {x}")
+            if fn in ("abs", "relu") and dt.is_unsigned:
+                return x
             if fn == "abs":
                 return self.call(f"llvm.abs.{t}", t, [(t, x), ("i1", "false")])
             if fn == "relu":
                 return self.call(f"llvm.smax.{t}", t, [(t, x), (t, "0")])
             if fn == "square":
                 return self.op(f"mul {t} {x}, {x}")
+            if fn == "sign" and dt.is_unsigned:
+                return self.op(f"zext i1 {self.op(f'icmp ne {t} {x}, 0', 'c')} to {t}")
             if fn == "sign":
                 p = self.op(f"icmp sgt {t} {x}, 0", "c")
                 n = self.op(f"icmp slt {t} {x}, 0", "c")
@@ -460,7 +528,20 @@ class ElementwiseEmitter(EmitterCore):
         if fn in ("maximum", "minimum"):
             if dt is DType.bool:
                 return self.op(f"{'or' if fn == 'maximum' else 'and'} i1 {a}, {b}")
-            return self.call(f"llvm.s{fn[:3]}.{t}", t, [(t, a), (t, b)])
+            sign = "u" if dt.is_unsigned else "s"
+            return self.call(f"llvm.{sign}{fn[:3]}.{t}", t, [(t, a), (t, b)])
+        if fn in ("div", "rem", "floordiv") and dt.is_unsigned:
+            # Unsigned: no -1 divisor and no rounding to mend; a zero divisor
+            # as for the signed ones (the flag, or XLA's all-ones and dividend).
+            zero = self.op(f"icmp eq {t} {b}, 0", "c")
+            if zero_div == "error":
+                self.flag_zero_division(zero)
+            safe = self.op(f"select i1 {zero}, {t} 1, {t} {b}")
+            if fn == "rem":
+                r = self.op(f"urem {t} {a}, {safe}")
+                return self.op(f"select i1 {zero}, {t} {a}, {t} {r}")
+            q = self.op(f"udiv {t} {a}, {safe}")
+            return self.op(f"select i1 {zero}, {t} -1, {t} {q}")
         if fn in ("div", "rem", "floordiv"):
             # No traps: the divisor is made safe, INT_MIN / -1 wraps, and a
             # zero divisor gives XLA's values or sets the kernel's flag.
@@ -581,6 +662,10 @@ class ElementwiseEmitter(EmitterCore):
         """The accumulator ``a`` of a ``fn`` reduction (sum, prod, any, all,
         max, min) combined with ``v``; ``reassoc`` lets float sums be split
         into partial sums."""
+        if dt.is_half:  # in f32, rounded back (a scatter's updates, one by one)
+            r = self.combine(fn, DType.f32, self.convert(a, dt, DType.f32),
+                             self.convert(v, dt, DType.f32), reassoc)
+            return self.convert(r, DType.f32, dt)
         if dt.is_complex:
             if fn == "prod":
                 return self.cbinary("mul", dt, a, v)
@@ -607,7 +692,8 @@ class ElementwiseEmitter(EmitterCore):
             pred = "ugt" if fn == "argmax" else "ult"
             return self.op(f"icmp {pred} i1 {v}, {best}", "c")
         if not dt.is_float:
-            return self.op(f"icmp {'sgt' if fn == 'argmax' else 'slt'} {t} {v}, {best}", "c")
+            sign = "u" if dt.is_unsigned else "s"
+            return self.op(f"icmp {sign}{'gt' if fn == 'argmax' else 'lt'} {t} {v}, {best}", "c")
         better = self.op(f"fcmp {'ogt' if fn == 'argmax' else 'olt'} {t} {v}, {best}", "c")
         vnan = self.op(f"fcmp uno {t} {v}, {v}", "c")
         bok = self.op(f"fcmp ord {t} {best}, {best}", "c")
@@ -627,6 +713,8 @@ def _reduce_identity(fn: str, dt: DType) -> str:
         return _fconst(float("-inf") if low else float("inf"), dt)
     if dt is DType.bool:
         return "false" if low else "true"
+    if dt.is_unsigned:
+        return "0" if low else "-1"
     bits = dt.itemsize * 8 - 1
     return str(-(1 << bits) if low else (1 << bits) - 1)
 

@@ -54,7 +54,14 @@ import numpy as np
 
 from ..compiler import CompiledGraph, compile_graph
 from ..graph import Dim, Graph, SymExpr, dim_eval
-from .lowering import UnsupportedPrimitive, graph_dim, graph_dtype, lower_jaxpr
+from .lowering import (
+    UnsupportedPrimitive,
+    graph_dim,
+    graph_dtype,
+    is_key_dtype,
+    key_data_shape,
+    lower_jaxpr,
+)
 from .transforms import transformable
 
 __all__ = ["jit", "JitFunction", "UnsupportedPrimitive", "ffi", "ffi_function"]
@@ -334,7 +341,9 @@ class JitFunction:
             g = Graph()
             for name, lowest, highest, multiple in _constraint_facts(self.symbolic_constraints):
                 g.assume_symbol(name, lowest, highest, multiple)
-            ins = [g.input(f"arg{k}", tuple(graph_dim(d) for d in a.shape),
+            # A PRNG key argument is passed as its data (uint32 words).
+            ins = [g.input(f"arg{k}", key_data_shape(a) if is_key_dtype(a.dtype) else
+                           tuple(graph_dim(d) for d in a.shape),
                            graph_dtype(a.dtype, f"argument leaf {k}"))
                    for k, a in enumerate(arrays)]
             outs = lower_jaxpr(closed, g, ins)
@@ -382,8 +391,20 @@ class JitFunction:
             outs = entry.transformable(self._recompile)(*arrays)
         else:
             outs = [jax.device_put(o)
-                    for o in entry.fn(*[np.asarray(a) for a in arrays], symbols=env)]
+                    for o in entry.fn(*[_host_array(a) for a in arrays], symbols=env)]
+            outs = [jax.random.wrap_key_data(o, impl=dt._impl) if is_key_dtype(dt) else o
+                    for o, dt in zip(outs, entry.out_dtypes or [None] * len(outs),
+                                     strict=True)]
         return jax.tree_util.tree_unflatten(entry.out_tree, outs)
+
+
+def _host_array(a: Any) -> Any:
+    """The numpy array of an argument (a PRNG key's data for a key)."""
+    if is_key_dtype(a.dtype):
+        import jax
+
+        return np.asarray(jax.random.key_data(a))
+    return np.asarray(a)
 
 
 _CONSTRAINT = re.compile(

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import Dim, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+from ..graph import DTYPE_BY_NAME, Dim, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
 __all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dim", "graph_dtype",
            "is_symbolic"]
@@ -47,20 +47,39 @@ class UnsupportedPrimitive(GraphError):
         super().__init__(msg + (f": {detail}" if detail else ""))
 
 
-_DTYPES = {"float32": DType.f32, "float64": DType.f64, "int32": DType.i32,
-           "int64": DType.i64, "bool": DType.bool, "complex64": DType.c64,
-           "complex128": DType.c128}
+_DTYPES = dict(DTYPE_BY_NAME)
 
 
 def graph_dtype(dtype: Any, what: str = "value") -> DType:
-    """The graph dtype of a numpy/JAX dtype (TypeError when unsupported)."""
-    name = np.dtype(dtype).name
+    """The graph dtype of a numpy/JAX dtype (TypeError when unsupported); a
+    PRNG key is its data (uint32 words, :func:`key_data_shape`)."""
+    if is_key_dtype(dtype):
+        return DType.u32
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = str(dtype)
     try:
         return _DTYPES[name]
     except KeyError:
         raise TypeError(f"{what}: dtype {name} is not supported by llvmaccel "
-                        "(float32, float64, int32, int64, bool, complex64, complex128)"
-                        ) from None
+                        f"({', '.join(_DTYPES)})") from None
+
+
+def is_key_dtype(dtype: Any) -> bool:
+    """True for the dtype of typed PRNG keys (``jax.random.key``)."""
+    import jax
+
+    try:
+        return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
+    except TypeError:
+        return False
+
+
+def key_data_shape(aval: Any) -> tuple[int, ...]:
+    """The shape of the data of a (typed) PRNG key array: the array's shape
+    and the key's own (``(2,)`` for threefry)."""
+    return tuple(aval.shape) + tuple(aval.dtype._impl.key_shape)
 
 
 # ---------------------------------------------------------------------------
@@ -260,8 +279,8 @@ def register_custom_op(op: Any) -> None:
 
 def _fix(g: Graph, node: Node, aval: Any) -> Node:
     """Casts/reshapes a rule's result to the equation's abstract value."""
-    node = g.cast(node, graph_dtype(aval.dtype))
-    shape = _shape(aval.shape)
+    node = g.cast(node, graph_dtype(aval.dtype), saturate=True)  # XLA's conversions
+    shape = key_data_shape(aval) if is_key_dtype(aval.dtype) else _shape(aval.shape)
     if tuple(node.shape) != shape:
         if node.op == "scalar" or node.rank == 0 and len(shape) > 0:
             return g.broadcast_to(node, shape)
@@ -375,6 +394,151 @@ def _convert(g: Graph, ins: list, eqn: Any) -> Any:
     return ins[0]  # the cast is made by _fix from the result's aval
 
 
+@_rule("bitcast_convert_type")
+def _bitcast(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.bitcast(ins[0], graph_dtype(eqn.params["new_dtype"]))
+
+
+@_rule("erf_inv")
+def _erf_inv(g: Graph, ins: list, eqn: Any) -> Node:
+    """XLA's ErfInv: Giles' polynomial approximations in ``w = -log1p(-x*x)``
+    (two ranges), +-inf at +-1 (so ``jax.random.normal`` draws match)."""
+    x = ins[0]
+    if not x.dtype.is_float:
+        raise GraphError("erf_inv needs a floating-point operand")
+    if x.dtype is DType.f64:
+        raise UnsupportedPrimitive("erf_inv", "float64 (only the float32 form is lowered)")
+    dt = x.dtype
+    x = g.cast(x, DType.f32)
+    small = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+             -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+    large = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+             -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+    f32 = DType.f32
+    w = g.unary("neg", g.unary("log1p", g.unary("neg", g.binary("mul", x, x))))
+    lt = g.binary("lt", w, g.scalar(5.0, f32))
+    w = g.where(lt, g.binary("sub", w, g.scalar(2.5, f32)),
+                g.binary("sub", g.unary("sqrt", w), g.scalar(3.0, f32)))
+
+    def coef(i: int) -> Node:
+        return g.where(lt, g.scalar(small[i], f32), g.scalar(large[i], f32))
+
+    p = coef(0)
+    for i in range(1, len(small)):
+        p = g.binary("add", coef(i), g.binary("mul", p, w))
+    inf = g.binary("mul", x, g.scalar(float(np.finfo(np.float32).max), f32))
+    out = g.where(g.binary("eq", g.unary("abs", x), g.scalar(1.0, f32)), inf,
+                  g.binary("mul", p, x))
+    return g.cast(out, dt)
+
+
+# -- PRNG keys: a key is its uint32 data; the key primitives inline the
+# implementation's own functions (seed, bits, split, fold_in), traced to
+# jaxprs over that data, as JAX's lowering of them does.
+def _prng_module() -> Any:
+    try:
+        from jax._src.random import prng
+    except ImportError:  # older JAX
+        from jax._src import prng  # type: ignore[no-redef]
+    return prng
+
+
+def _inline(g: Graph, fn: Callable[..., Any], ins: list[Node], name: str) -> list[Node]:
+    """``fn`` traced over arrays like ``ins`` and lowered inline."""
+    import jax
+
+    specs = []
+    for x in ins:
+        if not all(isinstance(d, int) for d in x.shape):
+            raise UnsupportedPrimitive(name, "keys and draws of symbolic shape")
+        specs.append(jax.ShapeDtypeStruct(tuple(x.shape), x.dtype.np_dtype))
+    closed = jax.make_jaxpr(fn)(*specs)
+    return _lower(closed.jaxpr, list(closed.consts), g, ins)
+
+
+def _key_impl(eqn: Any) -> Any:
+    return eqn.invars[0].aval.dtype._impl
+
+
+@_rule("random_wrap", "random_unwrap")
+def _random_wrap(g: Graph, ins: list, eqn: Any) -> Node:
+    return ins[0]
+
+
+@_rule("random_seed")
+def _random_seed(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    prng = _prng_module()
+    impl = eqn.params["impl"]
+    return _inline(g, prng.iterated_vmap_unary(ins[0].rank, impl.seed), ins, "random_seed")
+
+
+@_rule("random_bits")
+def _random_bits(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    prng, impl = _prng_module(), _key_impl(eqn)
+    bw, shape = int(eqn.params["bit_width"]), tuple(eqn.params["shape"])
+    fn = prng.iterated_vmap_unary(eqn.invars[0].aval.ndim,
+                                  lambda k: impl.random_bits(k, bw, shape))
+    return _inline(g, fn, ins, "random_bits")
+
+
+@_rule("random_split")
+def _random_split(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    prng, impl = _prng_module(), _key_impl(eqn)
+    shape = tuple(eqn.params["shape"])
+    fn = prng.iterated_vmap_unary(eqn.invars[0].aval.ndim, lambda k: impl.split(k, shape))
+    return _inline(g, fn, ins, "random_split")
+
+
+@_rule("random_fold_in")
+def _random_fold_in(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    prng, impl = _prng_module(), _key_impl(eqn)
+    fn = prng.iterated_vmap_binary_bcast(tuple(eqn.invars[0].aval.shape),
+                                         tuple(eqn.invars[1].aval.shape), impl.fold_in)
+    return _inline(g, fn, ins, "random_fold_in")
+
+
+@_rule("iota_2x32_shape")
+def _iota_2x32_shape(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    """The row-major position in ``shape`` as a uint64, in two uint32
+    arrays: the high words, then the low words (PRNG counters)."""
+    shape = tuple(_static("iota_2x32_shape", d, "the shape") for d in eqn.params["shape"])
+    i64 = DType.i64
+    lin = g.broadcast_to(g.scalar(0, i64), shape)
+    stride = 1
+    for k in range(len(shape) - 1, -1, -1):
+        term = g.iota(shape, k, i64)
+        lin = g.binary("add", lin, term if stride == 1 else
+                       g.binary("mul", term, g.scalar(stride, i64)))
+        stride *= shape[k]
+    hi = g.cast(g.binary("lshr", lin, g.scalar(32, i64)), DType.u32)
+    return [hi, g.cast(lin, DType.u32)]
+
+
+@_rule("threefry2x32")
+def _threefry2x32(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    """The Threefry-2x32 hash as JAX lowers it: uint32 adds, xors and
+    rotates, its rounds unrolled (a few hundred elementwise ops, fused)."""
+    try:
+        from jax._src.random import threefry2x32 as tf
+    except ImportError:  # older JAX
+        from jax._src import prng as tf  # type: ignore[no-redef]
+    shape = _broadcast_static(ins)
+    ins = [g.broadcast_to(x, shape) for x in ins]
+    fn = functools.partial(tf._threefry2x32_lowering, use_rolled_loops=False)
+    return _inline(g, fn, ins, "threefry2x32")
+
+
+def _broadcast_static(ins: list[Node]) -> tuple:
+    rank = max(x.rank for x in ins)
+    shape = [1] * rank
+    for x in ins:
+        for k, d in enumerate(x.shape):
+            j = rank - x.rank + k
+            if d != 1:
+                shape[j] = d
+    return tuple(shape)
+
+
 @_rule("select_n")
 def _select_n(g: Graph, ins: list, eqn: Any) -> Node:
     pred, cases = ins[0], ins[1:]
@@ -397,11 +561,21 @@ def _identity(g: Graph, ins: list, eqn: Any) -> Node:
     return ins[0]
 
 
+def _key_tail(eqn: Any) -> tuple[int, ...]:
+    """The trailing data dims of a PRNG key operand (``(2,)`` for threefry
+    keys; ``()`` for other arrays): structural ops on key arrays act on the
+    leading dims of the data."""
+    aval = eqn.invars[0].aval
+    return tuple(aval.dtype._impl.key_shape) if is_key_dtype(aval.dtype) else ()
+
+
 @_rule("broadcast_in_dim")
 def _broadcast_in_dim(g: Graph, ins: list, eqn: Any) -> Node:
     x = ins[0]
-    shape = _shape(eqn.params["shape"])
+    tail = _key_tail(eqn)
+    shape = _shape(eqn.params["shape"]) + tail
     dims = tuple(eqn.params["broadcast_dimensions"])
+    dims += tuple(len(shape) - len(tail) + k for k in range(len(tail)))
     if list(dims) != sorted(dims):
         order = sorted(range(len(dims)), key=lambda k: dims[k])
         x = g.permute(x, tuple(order))
@@ -415,18 +589,20 @@ def _broadcast_in_dim(g: Graph, ins: list, eqn: Any) -> Node:
 @_rule("reshape")
 def _reshape(g: Graph, ins: list, eqn: Any) -> Node:
     if eqn.params.get("dimensions") is not None:
-        ins[0] = g.permute(ins[0], tuple(eqn.params["dimensions"]))
-    return g.reshape(ins[0], _shape(eqn.params["new_sizes"]))
+        ins[0] = g.permute(ins[0], tuple(eqn.params["dimensions"]) + tuple(
+            range(len(eqn.params["dimensions"]), ins[0].rank)))
+    return g.reshape(ins[0], _shape(eqn.params["new_sizes"]) + _key_tail(eqn))
 
 
 @_rule("squeeze", "expand_dims")
 def _squeeze(g: Graph, ins: list, eqn: Any) -> Node:
-    return g.reshape(ins[0], _shape(eqn.outvars[0].aval.shape))
+    return g.reshape(ins[0], _shape(eqn.outvars[0].aval.shape) + _key_tail(eqn))
 
 
 @_rule("transpose")
 def _transpose(g: Graph, ins: list, eqn: Any) -> Node:
-    return g.permute(ins[0], tuple(eqn.params["permutation"]))
+    perm = tuple(eqn.params["permutation"])
+    return g.permute(ins[0], perm + tuple(range(len(perm), ins[0].rank)))
 
 
 @_rule("cumsum", "cumprod", "cummax", "cummin")
@@ -594,8 +770,8 @@ def _concatenate(g: Graph, ins: list, eqn: Any) -> Node:
 def _slice(g: Graph, ins: list, eqn: Any) -> Node:
     x = ins[0]
     starts, limits = eqn.params["start_indices"], eqn.params["limit_indices"]
-    strides = eqn.params.get("strides") or (1,) * x.rank
-    for d in range(x.rank):
+    strides = eqn.params.get("strides") or (1,) * len(starts)
+    for d in range(len(starts)):  # a key's data dims are whole
         x = g.slice(x, d, graph_dim(starts[d]), graph_dim(limits[d]),
                     _static("slice", strides[d], f"the stride of dim {d}"))
     return x

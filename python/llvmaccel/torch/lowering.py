@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..graph import DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
 __all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
 
@@ -28,11 +28,8 @@ class LoweringError(GraphError):
     """An FX node cannot be lowered to the llvmaccel graph."""
 
 
-_DTYPES = {
-    torch.float32: DType.f32, torch.float64: DType.f64, torch.int32: DType.i32,
-    torch.int64: DType.i64, torch.bool: DType.bool, torch.complex64: DType.c64,
-    torch.complex128: DType.c128,
-}
+_DTYPES = {getattr(torch, name): dt for name, dt in DTYPE_BY_NAME.items()
+           if isinstance(getattr(torch, name, None), torch.dtype)}
 _TORCH = {v: k for k, v in _DTYPES.items()}
 
 
@@ -45,8 +42,8 @@ def _dtype(dt: torch.dtype) -> DType:
     try:
         return _DTYPES[dt]
     except KeyError:
-        raise LoweringError(f"dtype {dt} is not supported (float32, float64, int32, "
-                            "int64, bool, complex64, complex128)") from None
+        names = ", ".join(str(d).removeprefix("torch.") for d in _DTYPES)
+        raise LoweringError(f"dtype {dt} is not supported ({names})") from None
 
 
 # ---------------------------------------------------------------------------
@@ -187,6 +184,8 @@ def _lower_unary(name: str) -> Callable[..., Any]:
             return c.finish(x)
         if name in _FLOAT_UNARY:
             x = c.g.cast(x, c.out_dtype or x.dtype)
+        if name == "bitwise_not" and x.dtype.is_int:  # the bits flipped
+            return c.finish(c.g.binary("xor", x, c.g.scalar(-1, x.dtype)))
         if fn == "not":
             x = c.g.cast(x, DType.bool)
         return c.finish(c.g.unary(fn, x))
@@ -208,7 +207,9 @@ def _binary(fn: str) -> Callable[..., Any]:
         a, b = c.t(a, dt), c.t(b, dt)
         if alpha != 1:
             b = c.g.binary("mul", b, c.g.scalar(alpha, b.dtype))
-        return c.finish(c.g.binary(fn, a, b))
+        # >> of an unsigned tensor shifts in zeros (PyTorch's, as C's).
+        op = "lshr" if fn == "ashr" and dt is not None and dt.is_unsigned else fn
+        return c.finish(c.g.binary(op, a, b))
     return lower
 
 
@@ -462,7 +463,7 @@ def _prod(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False, dtype: Any =
 @_op("mean")
 def _mean(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any = None
           ) -> Node:
-    x = c.g.cast(x, c.out_dtype)
+    x = c.g.cast(x, c.out_dtype.compute)  # half types: in f32, rounded once
     axes = _axes(dims, x.rank)
     s = c.g.reduce("sum", x, axes, keepdim) if x.rank else x
     return c.finish(c.g.binary("div", s, _count(c.g, x, axes)))
@@ -567,7 +568,7 @@ def _any(c: _Ctx, x: Node, dim: Any = None, keepdim: bool = False) -> Node:
 def _var_mean(c: _Ctx, x: Node, dims: Any, correction: Any, keepdim: bool
               ) -> tuple[Node, Node]:
     g = c.g
-    x = g.cast(x, c.out_dtype if c.out_dtype else x.dtype)
+    x = g.cast(x, (c.out_dtype if c.out_dtype else x.dtype).compute)
     axes = _axes(dims, x.rank)
     n = _count(g, x, axes)
     mean = g.binary("div", g.reduce("sum", x, axes, True), n)
@@ -579,6 +580,8 @@ def _var_mean(c: _Ctx, x: Node, dims: Any, correction: Any, keepdim: bool
     var = g.binary("div", ss, denom)
     if not keepdim:
         mean = g.reshape(mean, var.shape)
+    if c.out_dtype is not None:
+        var, mean = g.cast(var, c.out_dtype), g.cast(mean, c.out_dtype)
     return var, mean
 
 
@@ -604,7 +607,7 @@ def _var(c: _Ctx, x: Node, dims: Any = None, *args: Any, correction: Any = None,
 @_op("_softmax", "softmax")
 def _softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
     g = c.g
-    x = g.cast(x, c.out_dtype)
+    x = g.cast(x, c.out_dtype.compute)  # half types: in f32, rounded once
     if x.rank == 0:
         return c.finish(g.broadcast_to(g.scalar(1.0, x.dtype), ()))
     m = g.reduce("max", x, (dim,), True)
@@ -615,7 +618,7 @@ def _softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
 @_op("_log_softmax", "log_softmax")
 def _log_softmax(c: _Ctx, x: Node, dim: int, half_to_float: Any = False) -> Node:
     g = c.g
-    x = g.cast(x, c.out_dtype)
+    x = g.cast(x, c.out_dtype.compute)
     if x.rank == 0:
         return c.finish(g.binary("sub", x, x))
     m = g.reduce("max", x, (dim,), True)
@@ -630,6 +633,10 @@ def _layer_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, bias: Node | 
     g = c.g
     k = len(shape)
     axes = tuple(range(x.rank - k, x.rank))
+    dt = x.dtype
+    x = g.cast(x, dt.compute)  # half types: in f32, as PyTorch's kernel
+    weight = None if weight is None else g.cast(weight, dt.compute)
+    bias = None if bias is None else g.cast(bias, dt.compute)
     n = _count(g, x, axes)
     mean = g.binary("div", g.reduce("sum", x, axes, True), n)
     d = g.binary("sub", x, mean)
@@ -640,7 +647,8 @@ def _layer_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, bias: Node | 
         out = g.binary("mul", out, weight)
     if bias is not None:
         out = g.binary("add", out, bias)
-    return (out, mean, rstd)
+    stats = [_dtype(v.dtype) if isinstance(v, torch.Tensor) else dt for v in c.val[1:3]]
+    return (g.cast(out, dt), g.cast(mean, stats[0]), g.cast(rstd, stats[1]))
 
 
 @_op("_fused_rms_norm")
@@ -649,13 +657,17 @@ def _rms_norm(c: _Ctx, x: Node, shape: Any, weight: Node | None, eps: float | No
     g = c.g
     axes = tuple(range(x.rank - len(shape), x.rank))
     eps = float(torch.finfo(torch_dtype(x.dtype)).eps) if eps is None else eps
+    dt = x.dtype
+    x = g.cast(x, dt.compute)
+    weight = None if weight is None else g.cast(weight, dt.compute)
     ms = g.binary("div", g.reduce("sum", g.binary("mul", x, x), axes, True),
                   _count(g, x, axes))
     r = g.unary("rsqrt", g.binary("add", ms, g.scalar(eps, x.dtype)))
     out = g.binary("mul", x, r)
     if weight is not None:
         out = g.binary("mul", out, weight)
-    return (out, r)
+    rdt = _dtype(c.val[1].dtype) if isinstance(c.val, (tuple, list)) else dt
+    return (g.cast(out, dt), g.cast(r, rdt))
 
 
 # -- matmul ---------------------------------------------------------------
@@ -680,6 +692,8 @@ def _complex_matmul(g: Graph, a: Node, b: Node) -> Node:
 @_op("addmm", "baddbmm")
 def _addmm(c: _Ctx, bias: Node, a: Node, b: Node, beta: Any = 1, alpha: Any = 1) -> Node:
     g = c.g
+    if a.dtype.is_half:  # the bias added to the f32 products, rounded once
+        a, b = g.cast(a, DType.f32), g.cast(b, DType.f32)
     out = g.matmul(a, b)
     if alpha != 1:
         out = g.binary("mul", out, g.scalar(alpha, out.dtype))
@@ -705,6 +719,13 @@ def _mv(c: _Ctx, a: Node, b: Node) -> Node:
 @_op("view", "_unsafe_view", "reshape", "view_copy", "_reshape_alias", "flatten",
      "unflatten")
 def _view(c: _Ctx, x: Node, *args: Any) -> Node:
+    if args and isinstance(args[0], torch.dtype):  # view(dtype): the same bits
+        dt = _dtype(args[0])
+        if dt.bits != x.dtype.bits or DType.bool in (x.dtype, dt) or x.dtype.is_complex \
+                or dt.is_complex:
+            raise LoweringError(f"view as {args[0]} of a {torch_dtype(x.dtype)} tensor "
+                                "(only between dtypes of one width)")
+        return c.finish(c.g.bitcast(x, dt))
     return c.finish(c.g.reshape(x, _shape(c.val)))
 
 
@@ -1338,8 +1359,23 @@ def _attr_constant(g: Graph, gm: torch.fx.GraphModule, node: torch.fx.Node) -> N
 
     with unset_fake_temporarily():
         dt = _dtype(value.dtype)
-        arr = value.detach().cpu().resolve_conj().contiguous().numpy().copy()
-    return g.scalar(arr.item(), dt) if arr.ndim == 0 else g.constant(arr, dt)
+        value = value.detach().cpu().resolve_conj().contiguous()
+        if value.dim() == 0:
+            return g.scalar(value.item(), dt)
+        arr = _numpy_of(value)
+    return g.constant(arr, dt)
+
+
+def _numpy_of(value: torch.Tensor) -> Any:
+    """A copy of a CPU tensor's values as a numpy array (bfloat16 as an
+    ml_dtypes array of the same bits)."""
+    if value.dtype is torch.bfloat16:
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise LoweringError("a bfloat16 constant needs the ml_dtypes package") from None
+        return value.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return value.contiguous().numpy().copy()
 
 
 def _foldable(node: torch.fx.Node) -> bool:
@@ -1370,5 +1406,5 @@ def _fold(g: Graph, node: torch.fx.Node) -> Node:
         dt = _dtype(value.dtype)
         if value.dim() == 0:
             return g.scalar(value.item(), dt)
-        return g.constant(value.resolve_conj().numpy().copy(), dt)
+        return g.constant(_numpy_of(value.resolve_conj()), dt)
 
