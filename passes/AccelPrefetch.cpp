@@ -32,9 +32,13 @@
 ///  3. Group accesses whose addresses differ by a constant (unrolled copies,
 ///     the elements of a row) and cover each group with at most max-lines
 ///     cache-line prefetches.
-///  4. Distance d: `distance=N`, or ceil(latency / cycles per iteration) where
-///     cycles = TTI cost of one iteration (inner loops weighted by their trip
-///     count) / an assumed issue width, clamped to [MinDistance, MaxDistance].
+///  4. Distance d: `distance=N`, or the target's prefetch distance (TTI, in
+///     instructions) / TTI cost of one iteration where the target gives one,
+///     else ceil(latency / cycles per iteration) where cycles = TTI cost of
+///     one iteration (inner loops weighted by their trip count) / an assumed
+///     issue width; at most in-flight / (accesses per iteration) and the
+///     target's getMaxPrefetchIterationsAhead, within [MinDistance,
+///     MaxDistance].
 ///  5. Strided groups with |stride| >= min-stride are prefetched d iterations
 ///     ahead, straight from their AddRec (a prefetch never faults).
 ///  6. Indirect groups: in the loop header, K = it + umin(BTC - it, D) is the
@@ -991,9 +995,18 @@ uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
 unsigned LoopPrefetcher::computeDistance(uint64_t Cost, unsigned Groups) const {
   if (Opts.Distance)
     return *Opts.Distance;
-  unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
-  uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
-  uint64_t D = divideCeil(Latency, Cycles);
+  uint64_t D;
+  if (unsigned TargetDistance = TTI.getPrefetchDistance();
+      TargetDistance && !Opts.Latency) {
+    // The target's own figure (AArch64 cores such as Kryo, Falkor, A64FX):
+    // how many instructions ahead a prefetch must be issued, as
+    // loop-data-prefetch reads it; TTI cost units count instructions.
+    D = divideCeil(TargetDistance, std::max<uint64_t>(Cost, 1));
+  } else {
+    unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
+    uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
+    D = divideCeil(Latency, Cycles);
+  }
   D = std::min<uint64_t>(D, Opts.InFlight / std::max(Groups, 1u));
   D = std::clamp<uint64_t>(D, MinDistance, MaxDistance);
   return std::min<uint64_t>(D, TTI.getMaxPrefetchIterationsAhead());
