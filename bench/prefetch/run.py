@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -1085,6 +1086,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "like malloc and torch's allocator here) transparent huge pages",
     )
     p.add_argument(
+        "--ops-divisor",
+        type=int,
+        default=1,
+        help="divide the lookups, updates and keys of each call (not the tables) by "
+        "this (a loaded machine: the tables still miss in cache)",
+    )
+    p.add_argument(
         "--no-native",
         action="store_true",
         help="compile every variant for the generic x86-64 (or aarch64) target, "
@@ -1120,6 +1128,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_native:
         CFLAGS.remove("-march=native")
     sizes = QUICK if args.quick else FULL
+    if args.ops_divisor > 1:
+        div = args.ops_divisor
+        sizes = dataclasses.replace(
+            sizes,
+            gather_n=sizes.gather_n // div,
+            hash_probes=sizes.hash_probes // div,
+            hj_probe=sizes.hj_probe // div,
+            ra_blocks=sizes.ra_blocks // div,
+            hist_keys=sizes.hist_keys // div,
+        )
     rounds = args.rounds or sizes.rounds
     hand_dists = _ints(args.hand_dists, QUICK_HAND_DISTS if args.quick else FULL_HAND_DISTS)
     ldp_dists = _ints(args.ldp_dists, QUICK_LDP_DISTS if args.quick else FULL_LDP_DISTS)
