@@ -769,6 +769,7 @@ std::optional<Access> LoopPrefetcher::firstIterationAccess(Instruction &I) {
     Type *ObjTy = GEP->getResultElementType();
     const SCEV *Base = SE.getSCEV(GEP);
     if (ObjTy->isSized() && !ObjTy->isIntegerTy(8) &&
+        !isa<ScalableVectorType>(ObjTy) &&
         isa<SCEVConstant>(SE.getMinusSCEV(Start, Base)))
       return Access{&I, Base, DL.getTypeAllocSize(ObjTy).getFixedValue(),
                     isa<StoreInst>(I)};
