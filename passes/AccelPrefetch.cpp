@@ -16,7 +16,15 @@
 ///     idiom recognition turned into copies), plus "rows": loads in an
 ///     innermost child loop S whose address is an affine AddRec of S with a
 ///     start that varies in L. The row is the access of L (embedding bags:
-///     the row T + idx[j] * D is summed by S).
+///     the row T + idx[j] * D is summed by S). And "chased" accesses: loads
+///     in any loop nested in L whose address is a pointer that inner loop
+///     chases (a header phi: bucket chains `do { ... b = b->next; } while
+///     (b)`), seen from L at its first-iteration value (the phi's entry
+///     value, AddRecs of the inner loops at their starts); an element of an
+///     array of objects counts as the object's type size, whatever field or
+///     vector window reads it. Vector gathers and scatters of L are handled
+///     apart (analyzeGathers): their pointer vectors are recomputed ahead
+///     lane by lane from the wide index loads, and every lane is prefetched.
 ///  2. Describe each address as a SCEV and find the loads of L it depends on
 ///     (through SCEV arithmetic, casts, GEPs, selects, bit operations). No
 ///     such load: the access is affine ("strided"); otherwise it is indirect
@@ -24,9 +32,13 @@
 ///  3. Group accesses whose addresses differ by a constant (unrolled copies,
 ///     the elements of a row) and cover each group with at most max-lines
 ///     cache-line prefetches.
-///  4. Distance d: `distance=N`, or ceil(latency / cycles per iteration) where
-///     cycles = TTI cost of one iteration (inner loops weighted by their trip
-///     count) / an assumed issue width, clamped to [MinDistance, MaxDistance].
+///  4. Distance d: `distance=N`, or the target's prefetch distance (TTI, in
+///     instructions) / TTI cost of one iteration where the target gives one,
+///     else ceil(latency / cycles per iteration) where cycles = TTI cost of
+///     one iteration (inner loops weighted by their trip count) / an assumed
+///     issue width; at most in-flight / (accesses per iteration) and the
+///     target's getMaxPrefetchIterationsAhead, within [MinDistance,
+///     MaxDistance].
 ///  5. Strided groups with |stride| >= min-stride are prefetched d iterations
 ///     ahead, straight from their AddRec (a prefetch never faults).
 ///  6. Indirect groups: in the loop header, K = it + umin(BTC - it, D) is the
@@ -74,6 +86,14 @@
 /// offsets (read early) or, for chains, the index arrays. Otherwise the
 /// look-ahead stops at L's own last iteration, with a remark.
 ///
+/// Nests of blocks (analyzeBlockNest): when L runs the same trip count T on
+/// every outer iteration and its index loads walk one index space in blocks
+/// of T (g = T * b + j), the look-ahead continues into the next blocks up to
+/// T * (BTC_O + 1) - 1, computed in a type twice as wide; when every outer
+/// iteration reads the same indices again (HPCC's streams advanced in
+/// place), it wraps around to iteration j + d - T of the next outer
+/// iteration. Both lift the work gate, like CSR nests.
+///
 /// Runtime-unrolled CSR nests: -O3 splits the walk of a tile [S, E) into a
 /// remainder loop P over [S, X) with step 1 and the loop M unrolled by U
 /// over [X, E), X = S + R (a phi of S and P's exit value). Both P and M get
@@ -109,7 +129,10 @@
 /// prefetching.
 /// Strided accesses below min-stride are left to the hardware prefetcher;
 /// strided and indirect accesses to an object known to be at most
-/// `resident-bytes` large are left alone.
+/// `resident-bytes` large are left alone, and so are the sources of packing
+/// copies (loads only stored into one local buffer, at least two lines per
+/// iteration: GEMM panels), which are read once in row segments the
+/// hardware prefetcher follows.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -245,11 +268,23 @@ struct AccessGroup {
   const SCEV *Base;
   /// Byte ranges [Offset, Offset + Bytes) relative to Base.
   SmallVector<std::pair<int64_t, uint64_t>, 4> Ranges;
+  /// The accesses grouped.
+  SmallVector<Instruction *, 4> Members;
   bool IsWrite = false;
   /// Longest chain of loads of L leading to the address (0: affine).
   unsigned Level = 0;
   /// The loads of L the address depends on, with their own levels.
   SmallVector<std::pair<LoadInst *, unsigned>, 4> Loads;
+};
+
+/// A vector gather (or scatter) of L: its lanes are prefetched. G describes
+/// the chain of loads its pointer vector depends on (G.Base: the base
+/// pointer of its GEP when scalar, for remarks).
+struct GatherAccess {
+  IntrinsicInst *I;
+  Instruction *Ptrs;
+  unsigned Lanes;
+  AccessGroup G;
 };
 
 /// Finds the loads of loop L an address depends on, and whether the address
@@ -264,7 +299,12 @@ public:
   /// Level of \p S: the longest chain of loads of L it depends on, or
   /// std::nullopt (with Failure set) if it cannot be recomputed ahead.
   std::optional<unsigned> levelOf(const SCEV *S);
+  /// Level of a value of L that SCEV cannot describe (a vector of pointers).
+  std::optional<unsigned> levelOfValue(Value *V) { return levelOfOperand(V); }
 
+  /// Whether vector arithmetic (the lanes of a vectorized loop's index
+  /// vectors, computed from wide loads) may be recomputed ahead.
+  bool AllowVectors = false;
   std::string Failure;
   /// Loads found, with their levels (1: the address is affine in L).
   MapVector<LoadInst *, unsigned> Loads;
@@ -383,12 +423,22 @@ std::optional<unsigned> DependenceFinder::levelOf(Instruction *I) {
     Loads[Load] = *Level;
   } else if (isa<PHINode>(I)) {
     return fail("the address depends on a loop-carried value");
+  } else if (AllowVectors &&
+             (isa<ShuffleVectorInst>(I) || isa<InsertElementInst>(I) ||
+              isa<ExtractElementInst>(I))) {
+    Level = 0;
+    for (Value *Op : I->operands()) {
+      std::optional<unsigned> OL = levelOfOperand(Op);
+      if (!OL)
+        return std::nullopt;
+      Level = std::max(*Level, *OL);
+    }
   } else if (isa<CallBase>(I)) {
     return fail("the address depends on a call");
   } else if (isa<CastInst>(I) || isa<BinaryOperator>(I) ||
              isa<GetElementPtrInst>(I) || isa<SelectInst>(I) ||
              isa<CmpInst>(I) || isa<FreezeInst>(I) || isa<UnaryOperator>(I)) {
-    if (I->getType()->isVectorTy())
+    if (I->getType()->isVectorTy() && !AllowVectors)
       return fail("the address is a vector of pointers");
     if (I->isIntDivRem()) {
       auto *C = dyn_cast<ConstantInt>(I->getOperand(1));
@@ -461,7 +511,9 @@ private:
   void addTransfer(MemTransferInst &Copy, SmallVectorImpl<Access> &Accesses);
   void declineVolatile(Instruction &I);
   bool declineCacheResident(const AccessGroup &G, const char *What);
+  AllocaInst *packingBuffer(const AccessGroup &G) const;
   std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
+  std::optional<Access> firstIterationAccess(Instruction &I);
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
   uint64_t iterationCost(const Loop &Lp) const;
@@ -475,6 +527,7 @@ private:
   bool chainsMayBeOverwritten(const AccessGroup &G, const Loop &Lp) const;
   std::optional<uint64_t> knownObjectSize(const SCEV *Ptr) const;
   std::string analyzeNest(ArrayRef<AccessGroup *> Chosen);
+  std::string analyzeBlockNest(ArrayRef<AccessGroup *> Chosen);
   const SCEV *exitBound(const Loop &Lp, const SCEVAddRecExpr *AR) const;
   const SCEVAddRecExpr *mainAfterPrologue(const SCEVAddRecExpr *AR) const;
   bool enteredWhenNotEmpty(BasicBlock *BB, const Loop &O, const SCEV *Start,
@@ -489,6 +542,7 @@ private:
 
   // Transformation.
   Value *nestLastIteration();
+  Value *blockNestLastIteration();
   Value *iterationAhead(uint64_t D);
   Value *valueAt(Value *V, uint64_t D);
   Value *instructionAt(Instruction *I, uint64_t D);
@@ -496,6 +550,10 @@ private:
   void emitPrefetch(const SCEV *Addr, bool IsWrite);
   unsigned emitStrided(const AccessGroup &G, int64_t Stride, unsigned D);
   unsigned emitIndirect(const AccessGroup &G, unsigned D);
+  void emitLinks(const AccessGroup &G, unsigned D);
+  unsigned emitGather(const GatherAccess &GA, unsigned D);
+  void analyzeGathers(SmallVectorImpl<GatherAccess> &Chosen);
+  std::string gatherName(const GatherAccess &GA) const;
 
   // Remarks.
   void declineLoop(StringRef Name, const Twine &Why);
@@ -531,6 +589,16 @@ private:
   const SCEV *NestStart = nullptr;
   const SCEV *NestEnd = nullptr;
   const SCEV *NestStep = nullptr;
+  /// Set by analyzeBlockNest: L runs NestBlockTrips iterations on every
+  /// iteration of the outer loop and the nest walks one index space in
+  /// blocks of that many (`for b: for j < 128: idx[b * 128 + j]`).
+  const SCEV *NestBlockTrips = nullptr;
+  /// Set by analyzeBlockNest when every outer iteration walks the same
+  /// indices again (`for b: for j < 128: ran[j]`): the look-ahead past L's
+  /// last iteration wraps around to L's first ones, which the next outer
+  /// iteration loads (NestHasNext: O has one).
+  bool NestWrap = false;
+  Value *NestHasNext = nullptr;
   // Set with the Nest* members when L is the main loop of a runtime-unrolled
   // inner loop: NestPrologue walks [NestTileStart, NestStart) of each tile.
   // NestMain walks [NestMainStart, NestEnd) with step NestMainStep: L
@@ -547,6 +615,9 @@ private:
   /// Pointers of look-ahead loads: distance, address in L, address ahead.
   SmallVector<std::tuple<unsigned, const SCEV *, Value *>, 8> AheadPtrs;
   SmallPtrSet<LoadInst *, 4> PrefetchedLinks;
+  /// Vector gathers (and, with `writes`, scatters) of L, and those chosen:
+  /// their lanes are prefetched.
+  SmallVector<IntrinsicInst *, 4> Gathers;
 };
 
 } // namespace
@@ -633,6 +704,83 @@ std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
                 isa<StoreInst>(I)};
 }
 
+namespace {
+/// Rewrites an address of an access in a loop nested in L into its value in
+/// the first iteration of every loop between the access and L: AddRecs of
+/// those loops become their starts, their header phis the value they enter
+/// with. Records whether a header phi (a pointer chased across the inner
+/// loop's iterations) was looked through.
+class FirstIterationRewriter
+    : public SCEVRewriteVisitor<FirstIterationRewriter> {
+public:
+  FirstIterationRewriter(ScalarEvolution &SE, const Loop &L, LoopInfo &LI)
+      : SCEVRewriteVisitor(SE), L(L), LI(LI) {}
+
+  const SCEV *visitAddRecExpr(const SCEVAddRecExpr *AR) {
+    if (AR->getLoop() == &L || !L.contains(AR->getLoop()))
+      return AR;
+    return visit(AR->getStart());
+  }
+
+  const SCEV *visitUnknown(const SCEVUnknown *U) {
+    auto *Phi = dyn_cast<PHINode>(U->getValue());
+    Loop *Inner = Phi ? LI.getLoopFor(Phi->getParent()) : nullptr;
+    if (!Inner || Inner == &L || !L.contains(Inner) ||
+        Phi->getParent() != Inner->getHeader() ||
+        !SE.isSCEVable(Phi->getType()))
+      return U;
+    BasicBlock *Pre = Inner->getLoopPreheader();
+    if (!Pre || Phi->getBasicBlockIndex(Pre) < 0)
+      return U;
+    LookedThroughPhi = true;
+    Object = Phi->getIncomingValueForBlock(Pre);
+    return visit(SE.getSCEV(Object));
+  }
+
+  bool LookedThroughPhi = false;
+  /// The pointer the outermost chase looked through starts from.
+  Value *Object = nullptr;
+
+private:
+  const Loop &L;
+  LoopInfo &LI;
+};
+} // namespace
+
+/// A load in a loop nested in L whose address is a pointer chased by that
+/// loop (a header phi, as in bucket chains `do { ... b = b->next; } while
+/// (b)`), seen from L: the address the chase starts from. Its footprint is
+/// the scalar access (one element of a vector load: a vectorized window may
+/// not run), and accesses of the same object at constant offsets group with
+/// it, so a bucket costs the lines its fields span.
+std::optional<Access> LoopPrefetcher::firstIterationAccess(Instruction &I) {
+  Value *Ptr = getLoadStorePointerOperand(&I);
+  if (!Ptr || !Ptr->getType()->isPointerTy() ||
+      (isa<LoadInst>(I) ? !cast<LoadInst>(I).isSimple()
+                        : !cast<StoreInst>(I).isSimple()))
+    return std::nullopt;
+  FirstIterationRewriter Rewriter(SE, L, LI);
+  const SCEV *Start = Rewriter.visit(SE.getSCEV(Ptr));
+  if (!Rewriter.LookedThroughPhi || SE.isLoopInvariant(Start, &L))
+    return std::nullopt;
+  // An element of an array of objects (`&buckets[h]`): the object, whatever
+  // field or vector window of it the access reads.
+  if (auto *GEP = dyn_cast<GetElementPtrInst>(Rewriter.Object)) {
+    Type *ObjTy = GEP->getResultElementType();
+    const SCEV *Base = SE.getSCEV(GEP);
+    if (ObjTy->isSized() && !ObjTy->isIntegerTy(8) &&
+        !isa<ScalableVectorType>(ObjTy) &&
+        isa<SCEVConstant>(SE.getMinusSCEV(Start, Base)))
+      return Access{&I, Base, DL.getTypeAllocSize(ObjTy).getFixedValue(),
+                    isa<StoreInst>(I)};
+  }
+  Type *Ty = getLoadStoreType(&I);
+  if (auto *VT = dyn_cast<VectorType>(Ty))
+    Ty = VT->getElementType();
+  return Access{&I, Start, DL.getTypeStoreSize(Ty).getFixedValue(),
+                isa<StoreInst>(I)};
+}
+
 /// Declines \p G, with a remark naming it \p What, when it accesses an
 /// object known to be at most `resident-bytes` large.
 bool LoopPrefetcher::declineCacheResident(const AccessGroup &G,
@@ -644,6 +792,46 @@ bool LoopPrefetcher::declineCacheResident(const AccessGroup &G,
                Twine(What) + " is only " + Twine(*Size) +
                    " bytes: it stays in cache");
   return true;
+}
+
+/// The local buffer \p G's loads are copied into, when the loop is a packing
+/// copy (GEMM codegen packs blocks of its operands into a stack panel that
+/// the micro-kernel then reads many times): every loaded value is only
+/// stored (or scattered) into one alloca, and each iteration reads at least
+/// two adjacent lines. Such a source is read once, in row segments that the
+/// hardware prefetcher follows; software prefetches only add work to a loop
+/// that is bound by its stores.
+AllocaInst *LoopPrefetcher::packingBuffer(const AccessGroup &G) const {
+  if (linePoints(G).size() < 2)
+    return nullptr;
+  AllocaInst *Buffer = nullptr;
+  for (Instruction *M : G.Members) {
+    auto *Load = dyn_cast<LoadInst>(M);
+    if (!Load || Load->use_empty())
+      return nullptr;
+    for (User *U : Load->users()) {
+      Value *Dest = nullptr;
+      if (auto *Store = dyn_cast<StoreInst>(U);
+          Store && Store->getValueOperand() == Load)
+        Dest = Store->getPointerOperand();
+      else if (auto *II = dyn_cast<IntrinsicInst>(U);
+               II && II->getIntrinsicID() == Intrinsic::masked_scatter &&
+               II->getArgOperand(0) == Load)
+        Dest = II->getArgOperand(1);
+      if (!Dest)
+        return nullptr;
+      // A scatter's pointers: a GEP of the buffer with vector offsets.
+      if (auto *GEP = dyn_cast<GetElementPtrInst>(Dest))
+        Dest = GEP->getPointerOperand();
+      if (!Dest->getType()->isPointerTy())
+        return nullptr;
+      auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(Dest));
+      if (!A || (Buffer && A != Buffer))
+        return nullptr;
+      Buffer = A;
+    }
+  }
+  return Buffer;
 }
 
 void LoopPrefetcher::declineVolatile(Instruction &I) {
@@ -658,8 +846,7 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
   for (BasicBlock *BB : L.blocks()) {
     Loop *Owner = LI.getLoopFor(BB);
     bool Direct = Owner == &L;
-    if (!Direct && (Owner->getParentLoop() != &L || !Owner->isInnermost()))
-      continue;
+    bool RowLoop = Owner->getParentLoop() == &L && Owner->isInnermost();
     for (Instruction &I : *BB) {
       if (auto *Copy = dyn_cast<MemTransferInst>(&I)) {
         if (Direct)
@@ -670,10 +857,7 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
         Intrinsic::ID ID = II->getIntrinsicID();
         if (Direct && (ID == Intrinsic::masked_gather ||
                        (Opts.Writes && ID == Intrinsic::masked_scatter)))
-          ORE.emit([&] {
-            return OptimizationRemarkMissed(DEBUG_TYPE, "Gather", &I)
-                   << "vector gathers and scatters are not prefetched";
-          });
+          Gathers.push_back(II);
         continue;
       }
       bool IsWrite = isa<StoreInst>(I);
@@ -692,8 +876,11 @@ void LoopPrefetcher::collectAccesses(SmallVectorImpl<Access> &Accesses) {
             {&I, SE.getSCEV(Ptr),
              DL.getTypeStoreSize(getLoadStoreType(&I)).getKnownMinValue(),
              IsWrite});
-      else if (std::optional<Access> Row = rowAccess(I, *Owner))
+      else if (std::optional<Access> Row =
+                   RowLoop ? rowAccess(I, *Owner) : std::nullopt)
         Accesses.push_back(*Row);
+      else if (std::optional<Access> Chased = firstIterationAccess(I))
+        Accesses.push_back(*Chased);
     }
   }
 }
@@ -723,6 +910,7 @@ void LoopPrefetcher::addToGroups(const Access &A,
       continue;
     if (auto *Diff = dyn_cast<SCEVConstant>(SE.getMinusSCEV(A.Addr, G.Base))) {
       G.Ranges.push_back({Diff->getAPInt().getSExtValue(), A.Bytes});
+      G.Members.push_back(A.I);
       G.IsWrite |= A.IsWrite;
       return;
     }
@@ -731,6 +919,7 @@ void LoopPrefetcher::addToGroups(const Access &A,
   G.Leader = A.I;
   G.Base = A.Addr;
   G.Ranges.push_back({0, A.Bytes});
+  G.Members.push_back(A.I);
   G.IsWrite = A.IsWrite;
   Groups.push_back(std::move(G));
 }
@@ -807,9 +996,18 @@ uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
 unsigned LoopPrefetcher::computeDistance(uint64_t Cost, unsigned Groups) const {
   if (Opts.Distance)
     return *Opts.Distance;
-  unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
-  uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
-  uint64_t D = divideCeil(Latency, Cycles);
+  uint64_t D;
+  if (unsigned TargetDistance = TTI.getPrefetchDistance();
+      TargetDistance && !Opts.Latency) {
+    // The target's own figure (AArch64 cores such as Kryo, Falkor, A64FX):
+    // how many instructions ahead a prefetch must be issued, as
+    // loop-data-prefetch reads it; TTI cost units count instructions.
+    D = divideCeil(TargetDistance, std::max<uint64_t>(Cost, 1));
+  } else {
+    unsigned Latency = Opts.Latency ? *Opts.Latency : DefaultLatency;
+    uint64_t Cycles = std::max<uint64_t>(divideCeil(Cost, AssumedIPC), 1);
+    D = divideCeil(Latency, Cycles);
+  }
   D = std::min<uint64_t>(D, Opts.InFlight / std::max(Groups, 1u));
   D = std::clamp<uint64_t>(D, MinDistance, MaxDistance);
   return std::min<uint64_t>(D, TTI.getMaxPrefetchIterationsAhead());
@@ -1123,12 +1321,37 @@ bool LoopPrefetcher::enteredWhenNotEmpty(BasicBlock *BB, const Loop &O,
                                 : Cmp->getInversePredicate();
   const SCEV *LHS = SE.getSCEV(Cmp->getOperand(0));
   const SCEV *RHS = SE.getSCEV(Cmp->getOperand(1));
-  if (Pred == CmpInst::ICMP_SGT || Pred == CmpInst::ICMP_NE) {
+  if (Pred == CmpInst::ICMP_SGT || Pred == CmpInst::ICMP_UGT ||
+      Pred == CmpInst::ICMP_NE) {
     std::swap(LHS, RHS);
     Pred = CmpInst::getSwappedPredicate(Pred);
   }
-  return (Pred == CmpInst::ICMP_SLT || Pred == CmpInst::ICMP_NE) &&
-         LHS == Start && RHS == End;
+  if (Pred == CmpInst::ICMP_NE && LHS == End && RHS == Start)
+    std::swap(LHS, RHS);
+  // Offsets narrower than the index (int32 row pointers): the loop compares
+  // the narrow values, X and E are their extensions. a < b is sext(a) <
+  // sext(b) (signed), and zext(a) < zext(b) (unsigned, and then signed too);
+  // a != b is either extension's inequality.
+  auto Narrow = [&](const SCEV *Wide, bool Signed) -> const SCEV * {
+    if (Signed)
+      if (auto *Ext = dyn_cast<SCEVSignExtendExpr>(Wide))
+        return Ext->getOperand();
+    if (!Signed)
+      if (auto *Ext = dyn_cast<SCEVZeroExtendExpr>(Wide))
+        return Ext->getOperand();
+    return nullptr;
+  };
+  if (LHS == Start && RHS == End)
+    return Pred == CmpInst::ICMP_SLT || Pred == CmpInst::ICMP_NE;
+  for (bool Signed : {true, false}) {
+    const SCEV *NS = Narrow(Start, Signed), *NE = Narrow(End, Signed);
+    if (!NS || !NE || LHS != NS || RHS != NE)
+      continue;
+    if (Pred == CmpInst::ICMP_NE ||
+        Pred == (Signed ? CmpInst::ICMP_SLT : CmpInst::ICMP_ULT))
+      return true;
+  }
+  return false;
 }
 
 /// Matches the runtime-unrolled shape of a tile [S, E): L (step \p U) starts
@@ -1352,6 +1575,8 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
   if (const char *OuterWhy = loopCannotClamp(*O))
     return std::string("the outer loop: ") + OuterWhy;
   const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  if (SE.isLoopInvariant(BTC, O))
+    return analyzeBlockNest(Chosen);
 
   // L's induction {X,+,U} walks [X, E) with E = X + U * (BTC + 1); E must be
   // a load of O at {P+s,+,s}_O and X the same load one outer step earlier.
@@ -1496,9 +1721,165 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
   return {};
 }
 
+/// Whether the look-ahead of L, which runs the same number of iterations T
+/// on every iteration of the outer loop O, may continue into O's following
+/// iterations: the nest walks one index space in blocks of T (g = T * b + j
+/// for O's iteration b and L's iteration j). Legality, as for CSR nests:
+/// the look-ahead loads address their arrays by g alone ({A,+,c}_L with
+/// A - c * T * b invariant in O, everything else invariant in O), so the
+/// look-ahead at L's iteration j + d past T is the load the program does at
+/// g + d; O runs all its iterations and enters L on each, so the program
+/// loads every g below T * (BTC_O + 1), where the look-ahead is clamped.
+/// When instead every outer iteration reads the same indices ({A,+,c}_L
+/// with A invariant in O: HPCC's 128 update values advanced in place), the
+/// look-ahead past L's last iteration wraps around to iteration
+/// j + d - T <= BTC (the next outer iteration loads it), unless O is in its
+/// last iteration. The index value read then may be one the loop has yet
+/// to overwrite: for the final access of a chain that only aims a prefetch
+/// elsewhere; links of chains are not followed when O may store to them.
+std::string LoopPrefetcher::analyzeBlockNest(ArrayRef<AccessGroup *> Chosen) {
+  Loop *O = Nest;
+  const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  if (!runsEveryIteration(L.getLoopPreheader(), *O))
+    return "the inner loop is not entered on every outer iteration";
+  Type *Ty = BTC->getType();
+  const SCEV *Trips = SE.getAddExpr(BTC, SE.getOne(Ty));
+  auto Expander = accel::createSCEVExpander(SE, DL, "accel.prefetch");
+  if (!Expander->isSafeToExpandAt(Trips, L.getLoopPreheader()->getTerminator()))
+    return "the inner loop's trip count cannot be computed before it";
+  // g = T * b + j: L's canonical induction in the global index space; or,
+  // when each outer iteration reads the same indices, g = j (wrap around).
+  auto IndexedBy = [&](const SCEV *Start) {
+    NestStart = Start;
+    NestStep = SE.getOne(Ty);
+    return all_of(Chosen, [&](AccessGroup *G) {
+      return all_of(G->Loads, [&](auto LoadLevel) {
+        return !notGloballyIndexed(
+            SE.getSCEV(LoadLevel.first->getPointerOperand()));
+      });
+    });
+  };
+  NestWrap = false;
+  if (!IndexedBy(
+          SE.getAddRecExpr(SE.getZero(Ty), Trips, O, SCEV::FlagAnyWrap))) {
+    if (!IndexedBy(SE.getZero(Ty)))
+      return "the index arrays are neither walked in blocks of the inner "
+             "loop's trip count nor read again by each outer iteration";
+    NestWrap = true;
+  }
+  for (AccessGroup *G : Chosen)
+    if (chainsMayBeOverwritten(*G, *O))
+      return "the outer loop may store to the index arrays of a chain";
+  NestBlockTrips = Trips;
+  NestMain = &L;
+  NestMainStep = 1;
+  return {};
+}
+
+/// The array a gather reads, for remarks: its GEP's scalar base.
+std::string LoopPrefetcher::gatherName(const GatherAccess &GA) const {
+  return GA.G.Base ? arrayName(SE, GA.G.Base) : std::string("<vector>");
+}
+
+/// Vector gathers and scatters (the loop vectorizer's form of T[f(B[i])]
+/// on targets with gathers: AVX2, AVX-512, SVE): the pointer vector is
+/// recomputed ahead lane by lane from the wide loads of the index vectors,
+/// under the same legality as scalar indirect accesses (the wide loads run
+/// on every iteration, the look-ahead is clamped to an iteration the loop
+/// runs; a gather feeding an address is never re-issued). Every lane is
+/// prefetched (of a scalable vector, its known minimum number of lanes).
+void LoopPrefetcher::analyzeGathers(SmallVectorImpl<GatherAccess> &Chosen) {
+  const char *ClampWhy = loopCannotClamp(L);
+  for (IntrinsicInst *II : Gathers) {
+    bool IsScatter = II->getIntrinsicID() == Intrinsic::masked_scatter;
+    Value *Ptrs = II->getArgOperand(IsScatter ? 1 : 0);
+    GatherAccess GA{II, dyn_cast<Instruction>(Ptrs), 0, {}};
+    GA.G.Leader = II;
+    GA.G.IsWrite = IsScatter;
+    Value *BasePtr = Ptrs;
+    if (auto *GEP = dyn_cast<GetElementPtrInst>(Ptrs))
+      BasePtr = GEP->getPointerOperand();
+    if (BasePtr->getType()->isPointerTy())
+      GA.G.Base = SE.getSCEV(BasePtr);
+    GA.Lanes = std::min<unsigned>(
+        cast<VectorType>(Ptrs->getType())->getElementCount().getKnownMinValue(),
+        MaxLinesParam);
+    if (!GA.Ptrs || !L.contains(GA.Ptrs))
+      continue;
+    auto Decline = [&](StringRef Name, const Twine &Why) {
+      ++NumAccessesDeclined;
+      std::string Text = Why.str();
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, Name, II)
+               << "not prefetching the lanes of a "
+               << (IsScatter ? "scatter to " : "gather from ")
+               << ore::NV("Array", gatherName(GA)) << ": " << Text;
+      });
+    };
+    DependenceFinder Finder(L, LI, DT, SE);
+    Finder.AllowVectors = true;
+    std::optional<unsigned> Level = Finder.levelOfValue(GA.Ptrs);
+    if (!Level) {
+      Decline("Gather",
+              "cannot compute the addresses ahead: " + Finder.Failure);
+      continue;
+    }
+    if (*Level == 0)
+      continue; // Lanes at affine addresses: a strided access.
+    if (ClampWhy) {
+      Decline("UnknownTripCount", ClampWhy);
+      continue;
+    }
+    GA.G.Level = *Level;
+    GA.G.Loads.assign(Finder.Loads.begin(), Finder.Loads.end());
+    if (chainsMayBeOverwritten(GA.G, L)) {
+      Decline("IndexMayChange",
+              "the loop may store to the index arrays of the chain");
+      continue;
+    }
+    if (std::optional<uint64_t> Size =
+            GA.G.Base ? knownObjectSize(GA.G.Base) : std::nullopt;
+        Size && *Size <= Opts.ResidentBytes) {
+      Decline("CacheResident", "the indexed object is only " + Twine(*Size) +
+                                   " bytes: it stays in cache");
+      continue;
+    }
+    Chosen.push_back(std::move(GA));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Transformation
 //===----------------------------------------------------------------------===//
+
+/// The last iteration of L the look-ahead may reach in a nest of blocks:
+/// T * (BTC_O - b) + BTC, for O's iteration b, computed at twice the width
+/// of L's trip count (it cannot wrap there) and saturated to its type (the
+/// look-ahead then stops short of the nest's end, never beyond it).
+Value *LoopPrefetcher::blockNestLastIteration() {
+  Type *Ty = NestBlockTrips->getType();
+  const SCEV *OBTC = SE.getBackedgeTakenCount(Nest);
+  unsigned Bits = Ty->getIntegerBitWidth();
+  unsigned WideBits =
+      std::max(2 * Bits, OBTC->getType()->getIntegerBitWidth() + Bits);
+  Type *Wide = IntegerType::get(Ty->getContext(), WideBits);
+  const SCEV *OIter =
+      SE.getAddRecExpr(SE.getZero(OBTC->getType()), SE.getOne(OBTC->getType()),
+                       Nest, SCEV::FlagNUW);
+  const SCEV *BlocksLeft =
+      SE.getZeroExtendExpr(SE.getMinusSCEV(OBTC, OIter), Wide);
+  const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  const SCEV *Last = SE.getAddExpr(
+      SE.getMulExpr(BlocksLeft, SE.getZeroExtendExpr(NestBlockTrips, Wide)),
+      SE.getZeroExtendExpr(BTC, Wide));
+  const SCEV *Max = SE.getConstant(APInt::getMaxValue(Bits).zext(WideBits));
+  const SCEV *Clamped = SE.getTruncateExpr(SE.getUMinExpr(Last, Max), Ty);
+  Value *V = Expander->expandCodeFor(
+      Clamped, Ty, L.getLoopPreheader()->getTerminator()->getIterator());
+  if (auto *I = dyn_cast<Instruction>(V); I && !I->hasName())
+    I->setName("accel.last");
+  return V;
+}
 
 /// The last iteration of L the look-ahead may reach in a CSR nest:
 /// (smax(GlobalEnd, E) - X) /u U - 1, where GlobalEnd, the end of the last
@@ -1547,6 +1928,17 @@ Value *LoopPrefetcher::iterationAhead(uint64_t D) {
   Value *Step = Builder->CreateBinaryIntrinsic(
       Intrinsic::umin, Left, ConstantInt::get(Ty, D), nullptr, "accel.step");
   K = Builder->CreateAdd(Iteration, Step, "accel.iter", /*HasNUW=*/true);
+  if (NestWrap) {
+    // Past the last iteration, while the outer loop has another one:
+    // iteration D - 1 - Left of the next pass (j + D - T), at most BTC.
+    Value *Over =
+        Builder->CreateICmpULT(Left, ConstantInt::get(Ty, D), "accel.over");
+    Value *Wrapped = Builder->CreateBinaryIntrinsic(
+        Intrinsic::umin, Builder->CreateSub(ConstantInt::get(Ty, D - 1), Left),
+        BackedgeCount, nullptr, "accel.wrapped");
+    K = Builder->CreateSelect(Builder->CreateAnd(Over, NestHasNext), Wrapped, K,
+                              "accel.iter.next");
+  }
   return K;
 }
 
@@ -1641,9 +2033,9 @@ unsigned LoopPrefetcher::emitStrided(const AccessGroup &G, int64_t Stride,
   return Points.size();
 }
 
-unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
-  // Links first, furthest ahead: level l of a chain of G.Level loads is
-  // prefetched D * (G.Level + 2 - l) iterations ahead.
+/// The links of \p G's chain, furthest ahead: level l of a chain of G.Level
+/// loads is prefetched D * (G.Level + 2 - l) iterations ahead.
+void LoopPrefetcher::emitLinks(const AccessGroup &G, unsigned D) {
   for (auto [Link, Level] : G.Loads) {
     const SCEV *Ptr = SE.getSCEV(Link->getPointerOperand());
     uint64_t LinkD = SaturatingMultiply<uint64_t>(D, G.Level + 2 - Level);
@@ -1660,7 +2052,24 @@ unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
     Value *PtrAt = expandAt(Ptr, LinkD, Ptr->getType());
     emitPrefetch(SE.getUnknown(PtrAt), /*IsWrite=*/false);
   }
+}
 
+/// Prefetches every lane of \p GA's pointer vector, recomputed \p D vector
+/// iterations ahead (the wide index loads re-issued there, the vector
+/// arithmetic cloned). Returns the prefetches emitted.
+unsigned LoopPrefetcher::emitGather(const GatherAccess &GA, unsigned D) {
+  emitLinks(GA.G, D);
+  Value *PtrsAt = valueAt(GA.Ptrs, D);
+  for (unsigned Lane = 0; Lane != GA.Lanes; ++Lane)
+    emitPrefetch(SE.getUnknown(Builder->CreateExtractElement(
+                     PtrsAt, Builder->getInt64(Lane), "accel.lane")),
+                 GA.G.IsWrite);
+  NumIndirectPrefetches += GA.Lanes;
+  return GA.Lanes;
+}
+
+unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
+  emitLinks(G, D);
   Value *BaseAt = expandAt(G.Base, D, G.Base->getType());
   const SCEV *BaseAtS = SE.getUnknown(BaseAt);
   Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
@@ -1727,7 +2136,7 @@ bool LoopPrefetcher::run() {
 
   SmallVector<Access, 16> Accesses;
   collectAccesses(Accesses);
-  if (Accesses.empty())
+  if (Accesses.empty() && Gathers.empty())
     return false;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB)
@@ -1814,6 +2223,18 @@ bool LoopPrefetcher::run() {
       }
       if (declineCacheResident(*G, "the object"))
         continue;
+      if (AllocaInst *Buffer = packingBuffer(*G)) {
+        std::string BufferName =
+            accel::sourceVariableName(Buffer).empty()
+                ? (Buffer->hasName() ? Buffer->getName().str()
+                                     : "a stack array")
+                : accel::sourceVariableName(Buffer);
+        declineGroup(*G, "PackingCopy",
+                     "a packing copy into " + BufferName +
+                         " reads its source once, in row segments the "
+                         "hardware prefetcher follows");
+        continue;
+      }
       Strided.push_back({G, *Stride});
     }
 
@@ -1838,20 +2259,39 @@ bool LoopPrefetcher::run() {
     }
   }
 
+  SmallVector<GatherAccess, 4> ChosenGathers;
+  if (Opts.Indirect)
+    analyzeGathers(ChosenGathers);
+  unsigned GatherLanes = 0;
+  for (const GatherAccess &GA : ChosenGathers)
+    GatherLanes += GA.Lanes;
+
   // Look ahead across the outer loop's iterations when the nest walks one
   // index space (CSR), else clamp to L's own last iteration.
   std::string NestWhy;
-  if (!Chosen.empty() && L.getParentLoop()) {
+  if (!Chosen.empty() && ChosenGathers.empty() && L.getParentLoop()) {
     NestWhy = analyzeNest(Chosen);
     Nest = NestWhy.empty() ? L.getParentLoop() : nullptr;
   }
+
+  // Say why the look-ahead of a nested loop stops at its own last iteration.
+  if (!Chosen.empty() && !NestWhy.empty())
+    ORE.emit([&] {
+      return OptimizationRemarkMissed(DEBUG_TYPE, "LoopNestLookahead",
+                                      L.getStartLoc(), L.getHeader())
+             << "look-ahead stops at the loop's last iteration, not at the "
+                "end of the loop nest: "
+             << NestWhy;
+    });
 
   // A look-ahead across the outer loop's iterations runs past the inner
   // loop's exit, which the reorder buffer cannot (a row end is a taken
   // branch, often mispredicted): it pays off even when the work per access
   // is small.
-  uint64_t WorkPerAccess = Chosen.empty() ? 0 : Work / Chosen.size();
-  if (!Chosen.empty() && !Nest && WorkPerAccess < Opts.MinWork) {
+  // Each lane of a gather is an access of its own.
+  uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
+  uint64_t WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
+  if (IndirectAccesses && !Nest && WorkPerAccess < Opts.MinWork) {
     for (AccessGroup *G : Chosen)
       ORE.emit([&] {
         return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
@@ -1862,25 +2302,26 @@ bool LoopPrefetcher::run() {
                << ore::NV("MinWork", Opts.MinWork)
                << "): out-of-order execution already overlaps these misses";
       });
-    NumAccessesDeclined += Chosen.size();
+    for (const GatherAccess &GA : ChosenGathers)
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", GA.I)
+               << "not prefetching the lanes of a gather from "
+               << ore::NV("Array", gatherName(GA)) << " via "
+               << ore::NV("Index", chainNames(GA.G)) << ": the loop does "
+               << ore::NV("Work", WorkPerAccess)
+               << " units of work per indirect access (needs "
+               << ore::NV("MinWork", Opts.MinWork)
+               << "): out-of-order execution already overlaps these misses";
+      });
+    NumAccessesDeclined += Chosen.size() + ChosenGathers.size();
     Chosen.clear();
+    ChosenGathers.clear();
+    GatherLanes = 0;
   }
-  // Only loops whose trip count changes with the outer loop can walk one
-  // index space in pieces; say why the others do not.
-  if (!Chosen.empty() && !NestWhy.empty() &&
-      !SE.isLoopInvariant(SE.getBackedgeTakenCount(&L), L.getParentLoop()))
-    ORE.emit([&] {
-      return OptimizationRemarkMissed(DEBUG_TYPE, "LoopNestLookahead",
-                                      L.getStartLoc(), L.getHeader())
-             << "look-ahead stops at the loop's last iteration, not at the "
-                "end of the loop nest: "
-             << NestWhy;
-    });
-
-  if (Strided.empty() && Chosen.empty())
+  if (Strided.empty() && Chosen.empty() && ChosenGathers.empty())
     return false;
 
-  unsigned Targets = Strided.size() + Chosen.size();
+  unsigned Targets = Strided.size() + Chosen.size() + GatherLanes;
   unsigned D = computeDistance(Cost, Targets);
   // A remainder loop looks ahead as many indices as the unrolled loop after
   // it (whose groups are the remainder's unrolled copies): otherwise the
@@ -1901,12 +2342,26 @@ bool LoopPrefetcher::run() {
   // to the preheader.
   Expander = accel::createSCEVExpander(SE, DL, "accel.prefetch");
   Builder.emplace(L.getHeader(), accel::firstNonPHIIt(*L.getHeader()));
-  if (!Chosen.empty())
+  if (!Chosen.empty() || !ChosenGathers.empty())
     BackedgeCount =
-        Nest ? nestLastIteration()
-             : Expander->expandCodeFor(
-                   SE.getBackedgeTakenCount(&L), nullptr,
-                   L.getLoopPreheader()->getTerminator()->getIterator());
+        Nest && !NestWrap
+            ? (NestBlockTrips ? blockNestLastIteration() : nestLastIteration())
+            : Expander->expandCodeFor(
+                  SE.getBackedgeTakenCount(&L), nullptr,
+                  L.getLoopPreheader()->getTerminator()->getIterator());
+  if (!Chosen.empty() && Nest && NestWrap) {
+    const SCEV *OBTC = SE.getBackedgeTakenCount(Nest);
+    const SCEV *OIter =
+        SE.getAddRecExpr(SE.getZero(OBTC->getType()),
+                         SE.getOne(OBTC->getType()), Nest, SCEV::FlagNUW);
+    Instruction *PreTerm = L.getLoopPreheader()->getTerminator();
+    Value *OLast =
+        Expander->expandCodeFor(OBTC, nullptr, PreTerm->getIterator());
+    Value *OIt =
+        Expander->expandCodeFor(OIter, OBTC->getType(), PreTerm->getIterator());
+    NestHasNext =
+        IRBuilder<>(PreTerm).CreateICmpULT(OIt, OLast, "accel.has.next");
+  }
 
   for (auto [G, Stride] : Strided) {
     unsigned Lines = emitStrided(*G, Stride, D);
@@ -1933,6 +2388,18 @@ bool LoopPrefetcher::run() {
         R << " (for writing)";
       if (Nest)
         R << ", across the iterations of the outer loop";
+      return R;
+    });
+  }
+  for (const GatherAccess &GA : ChosenGathers) {
+    unsigned Lines = emitGather(GA, D);
+    ORE.emit([&] {
+      OptimizationRemark R(DEBUG_TYPE, "GatherPrefetch", GA.I);
+      R << "prefetched the " << ore::NV("Lines", Lines) << " lanes of a "
+        << (GA.G.IsWrite ? "scatter to " : "gather from ")
+        << ore::NV("Array", gatherName(GA)) << " via "
+        << ore::NV("Index", chainNames(GA.G)) << ", " << ore::NV("Distance", D)
+        << " vector iterations ahead";
       return R;
     });
   }

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -85,6 +86,13 @@ class Sizes:
     hash_keys: int
     hash_probes: int
     stream_u64: int
+    hj_log2_buckets: int  # 32-byte buckets of the chained hash join
+    hj_build: int
+    hj_probe: int
+    ra_log2_table: int  # uint64 entries of the random-access table
+    ra_blocks: int  # blocks of 128 updates
+    hist_keys: int
+    hist_buckets: int  # uint32 counters
     rounds: int
 
 
@@ -102,6 +110,13 @@ FULL = Sizes(
     hash_keys=32 << 20,  # load factor 0.5
     hash_probes=4 << 20,
     stream_u64=128 << 20,  # 1 GiB
+    hj_log2_buckets=23,  # 8M x 32 B = 256 MiB
+    hj_build=12_800_000,
+    hj_probe=12_800_000,
+    ra_log2_table=27,  # 128M x 8 B = 1 GiB
+    ra_blocks=64 << 10,  # 8M updates
+    hist_keys=16 << 20,
+    hist_buckets=32 << 20,  # 128 MiB of counters
     rounds=11,
 )
 
@@ -119,6 +134,13 @@ QUICK = Sizes(
     hash_keys=32 << 10,
     hash_probes=16 << 10,
     stream_u64=1 << 20,
+    hj_log2_buckets=14,
+    hj_build=25_000,
+    hj_probe=25_000,
+    ra_log2_table=16,
+    ra_blocks=256,
+    hist_keys=64 << 10,
+    hist_buckets=64 << 10,
     rounds=2,
 )
 
@@ -365,6 +387,14 @@ class Data:
     hash_table: np.ndarray  # uint64 pairs (key, payload)
     hash_keys: np.ndarray
     hash_longest_probe: int
+    hj_buckets: np.ndarray  # 32-byte chained buckets, as uint64 quads
+    hj_overflow: np.ndarray
+    hj_keys: np.ndarray  # uint32 probe keys
+    ra_table: np.ndarray  # uint64
+    ra_seeds: np.ndarray  # uint64[128]
+    hist_keys: np.ndarray  # uint32
+    hist_count: np.ndarray  # uint32
+    hj_overflow_used: int
     setup_seconds: float
     total_bytes: int
 
@@ -406,6 +436,32 @@ def make_data(s: Sizes, setup: ctypes.CDLL, thp: bool) -> Data:
     longest = setup.hash_build(ptr(hash_table), i64(s.hash_log2_slots), i64(s.hash_keys), u64(9))
     hash_keys = big_array(s.hash_probes, np.uint64, thp)
     setup.hash_probe_keys(ptr(hash_keys), i64(s.hash_probes), i64(s.hash_keys), u64(9), i64(500))
+    hj_buckets = big_array(4 << s.hj_log2_buckets, np.uint64, thp)
+    max_overflow = s.hj_build // 2 + 16
+    hj_overflow = big_array(4 * max_overflow, np.uint64, thp)
+    hj_keys = big_array(s.hj_probe, np.uint32, thp)
+    setup.hj_chain_build.restype = ctypes.c_int64
+    hj_used = setup.hj_chain_build(
+        ptr(hj_buckets),
+        i64(s.hj_log2_buckets),
+        ptr(hj_overflow),
+        i64(max_overflow),
+        i64(s.hj_build),
+        ptr(hj_keys),
+        i64(s.hj_probe),
+        u64(10),
+    )
+    if hj_used < 0:
+        raise RuntimeError("hj_chain_build: overflow pool too small")
+    ra_table = big_array(1 << s.ra_log2_table, np.uint64, thp)
+    setup.fill_u64(ptr(ra_table), i64(ra_table.size), u64(11))
+    ra_seeds = big_array(128, np.uint64, thp)
+    setup.fill_u64(ptr(ra_seeds), i64(128), u64(12))
+    hist_keys = big_array(s.hist_keys, np.uint32, thp)
+    setup.fill_u32_range(
+        ptr(hist_keys), i64(s.hist_keys), ctypes.c_uint32(s.hist_buckets), u64(13)
+    )
+    hist_count = big_array(s.hist_buckets, np.uint32, thp)
     arrays = [
         emb_table,
         emb_indices,
@@ -421,11 +477,14 @@ def make_data(s: Sizes, setup: ctypes.CDLL, thp: bool) -> Data:
         hash_table,
         hash_keys,
     ]
+    more = [hj_buckets, hj_overflow, hj_keys, ra_table, ra_seeds, hist_keys, hist_count]
     return Data(
         *arrays,
         int(longest),
+        *more,
+        int(hj_used),
         time.perf_counter() - t0,
-        sum(a.nbytes for a in arrays),
+        sum(a.nbytes for a in arrays + more),
     )
 
 
@@ -553,6 +612,75 @@ KERNEL_LIST: list[Kernel] = [
         False,
         _hash_args,
         extra=_hash_matches,
+        working_set=lambda d, s: d.hash_table.nbytes,
+    ),
+    Kernel(
+        "hashjoin-chain",
+        "hashjoin_chain.c",
+        "hj_chain_probe",
+        ctypes.c_uint64,
+        "hash-join probe over chained 32-byte buckets of 2 tuples (no-partition "
+        "join layout), 12.8M build and 12.8M probe tuples, 256 MiB of buckets",
+        1.2,
+        False,
+        lambda d, s: (
+            ptr(d.hj_buckets),
+            ctypes.c_uint32((1 << s.hj_log2_buckets) - 1),
+            ptr(d.hj_keys),
+            _i64(s.hj_probe),
+        ),
+        working_set=lambda d, s: d.hj_buckets.nbytes + d.hj_overflow_used * 32,
+    ),
+    Kernel(
+        "randacc",
+        "randacc.c",
+        "randacc",
+        ctypes.c_uint64,
+        "random-access updates T[v & mask] ^= v in blocks of 128 streams advanced "
+        "in place (HPCC RandomAccess shape), 1 GiB table",
+        1.1,
+        False,
+        lambda d, s: (
+            ptr(d.ra_table),
+            ctypes.c_uint64(d.ra_table.size - 1),
+            ptr(d.ra_seeds),
+            _i64(s.ra_blocks),
+        ),
+        working_set=lambda d, s: d.ra_table.nbytes,
+    ),
+    Kernel(
+        "histogram",
+        "histogram.c",
+        "key_histogram",
+        ctypes.c_uint64,
+        "integer-sort key histogram count[key[i]]++ over 128 MiB of counters "
+        "(cleared first)",
+        1.1,
+        False,
+        lambda d, s: (
+            ptr(d.hist_keys),
+            _i64(s.hist_keys),
+            ptr(d.hist_count),
+            _i64(s.hist_buckets),
+        ),
+        output=lambda d: d.hist_count,
+        working_set=lambda d, s: d.hist_count.nbytes,
+    ),
+    Kernel(
+        "hashlookup",
+        "hashlookup.c",
+        "hash_lookup",
+        ctypes.c_uint64,
+        "single-probe hash lookup, 1 GiB direct-mapped table of (key, payload); "
+        "vectorized with gathers where the target has them",
+        1.2,
+        False,
+        lambda d, s: (
+            ptr(d.hash_table),
+            _i64(s.hash_log2_slots),
+            ptr(d.hash_keys),
+            _i64(s.hash_probes),
+        ),
         working_set=lambda d, s: d.hash_table.nbytes,
     ),
     Kernel(
@@ -710,7 +838,7 @@ def measure(
                 )
             continue
         if out is not None:
-            out.fill(np.nan)
+            out.fill(np.nan if out.dtype.kind == "f" else np.iinfo(out.dtype).max)
         value = fn()
         extra = kernel.extra(argsets[name])
         check = (value, extra)
@@ -836,7 +964,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"{report['date']} · {report['machine']['cpu_model']} · "
         f"{report['machine']['llvm']} · torch {report['machine']['torch']} · "
-        f"{report['rounds']} rounds{quick}",
+        f"{report['rounds']} rounds · `{' '.join(report.get('cflags', CFLAGS))}`{quick}",
         "",
         f"Load average at start / end: {report['loadavg_start'][0]:.2f} / "
         f"{report['loadavg_end'][0]:.2f}; samples retaken after preemption: "
@@ -957,6 +1085,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="madvise the data buffers for (on) or against (off, the default: "
         "like malloc and torch's allocator here) transparent huge pages",
     )
+    p.add_argument(
+        "--ops-divisor",
+        type=int,
+        default=1,
+        help="divide the lookups, updates and keys of each call (not the tables) by "
+        "this (a loaded machine: the tables still miss in cache)",
+    )
+    p.add_argument(
+        "--no-native",
+        action="store_true",
+        help="compile every variant for the generic x86-64 (or aarch64) target, "
+        "without -march=native",
+    )
     p.add_argument("--cpu", type=int, default=0, help="CPU to pin the timing to")
     p.add_argument(
         "--out-dir",
@@ -984,7 +1125,19 @@ def _repo_relative(path: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Builds, runs and reports; returns the process exit status."""
     args = parse_args(argv)
+    if args.no_native:
+        CFLAGS.remove("-march=native")
     sizes = QUICK if args.quick else FULL
+    if args.ops_divisor > 1:
+        div = args.ops_divisor
+        sizes = dataclasses.replace(
+            sizes,
+            gather_n=sizes.gather_n // div,
+            hash_probes=sizes.hash_probes // div,
+            hj_probe=sizes.hj_probe // div,
+            ra_blocks=sizes.ra_blocks // div,
+            hist_keys=sizes.hist_keys // div,
+        )
     rounds = args.rounds or sizes.rounds
     hand_dists = _ints(args.hand_dists, QUICK_HAND_DISTS if args.quick else FULL_HAND_DISTS)
     ldp_dists = _ints(args.ldp_dists, QUICK_LDP_DISTS if args.quick else FULL_LDP_DISTS)
@@ -1047,6 +1200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rounds": rounds,
         "pinned_cpu": args.cpu,
         "thp_advice": args.thp,
+        "cflags": list(CFLAGS),
         "loadavg_start": os.getloadavg(),
         "ninja_running_at_start": bool(busy),
         "machine": machine_info(args.plugin),

@@ -96,3 +96,54 @@ void hash_probe_keys(uint64_t *keys, int64_t n, int64_t nkeys, uint64_t seed,
       keys[i] = table_key(seed, nkeys + which);
   }
 }
+
+/* ---- chained bucket table: must match hashjoin_chain.c ---- */
+typedef struct {
+  uint32_t key, payload;
+} Tuple;
+
+typedef struct Bucket {
+  uint32_t count;
+  uint32_t pad;
+  Tuple tuples[2];
+  struct Bucket *next;
+} Bucket;
+
+/* Inserts nbuild tuples with keys (uint32) splitmix64(seed, i) and payload
+ * i + 1 into 2^log2_buckets buckets (key & mask), full buckets chained to
+ * fresh ones from overflow[0..max_overflow). Fills probe[0..nprobe) with
+ * keys of random build tuples. Returns the overflow buckets used, or -1 if
+ * max_overflow was too small. */
+int64_t hj_chain_build(Bucket *buckets, int64_t log2_buckets, Bucket *overflow,
+                       int64_t max_overflow, int64_t nbuild, uint32_t *probe,
+                       int64_t nprobe, uint64_t seed) {
+  uint64_t mask = (UINT64_C(1) << log2_buckets) - 1;
+  int64_t used = 0;
+  memset(buckets, 0, sizeof(Bucket) << log2_buckets);
+  for (int64_t i = 0; i < nbuild; i++) {
+    uint32_t k = (uint32_t)splitmix64(seed * 0x100000001B3ull + (uint64_t)i);
+    Bucket *b = &buckets[k & mask];
+    if (b->count == 2) {
+      /* The new bucket goes right after the head: its tuples move there. */
+      if (used == max_overflow)
+        return -1;
+      Bucket *o = &overflow[used++];
+      *o = *b;
+      b->count = 0;
+      b->next = o;
+    }
+    b->tuples[b->count].key = k;
+    b->tuples[b->count].payload = (uint32_t)i + 1;
+    b->count++;
+  }
+  for (int64_t i = 0; i < nprobe; i++) {
+    uint64_t which = splitmix64(seed + 77 + (uint64_t)i) % (uint64_t)nbuild;
+    probe[i] = (uint32_t)splitmix64(seed * 0x100000001B3ull + which);
+  }
+  return used;
+}
+
+void fill_u32_range(uint32_t *a, int64_t n, uint32_t range, uint64_t seed) {
+  for (int64_t i = 0; i < n; i++)
+    a[i] = (uint32_t)(splitmix64(seed + (uint64_t)i) % range);
+}
