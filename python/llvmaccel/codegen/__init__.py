@@ -62,6 +62,7 @@ from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
+from .rows import RowEmitter, row_groups, row_local_buffer
 from .scan import ScanEmitter
 
 # Re-exported for tests and tools that inspect the tiling.
@@ -70,7 +71,7 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter,
-               ScanEmitter):
+               ScanEmitter, RowEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 
@@ -177,10 +178,24 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
         temp_params.append(_pointer_param(p, shape, dtype, readonly=False))
         return Buffer("temp", shape, dtype, p)
 
+    # Row groups (codegen.rows): loop nests sharing one loop over rows; their
+    # temporaries read only inside the group hold one row.
+    checked = {_root_for_buffer(n.inputs[1]) for n in graph.nodes
+               if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap")}
+    groups, row_local = row_groups(graph, order, must, checked,
+                                   min_row=2 * max(1, e.target.vector_bytes // 4))
+    group_of = {g[0][0].id: g for g in groups}
+    grouped = {m.id for g, _ in groups for m in g}
+    prefix_len = {m.id: len(p) for g, p in groups for m in g}
     for n in order:
         if isinstance(n, _Copy) or n.id in e.buffers:
             continue
-        e.buffers[n.id] = scratch(n.shape, n.dtype)
+        if n.id in row_local:
+            p = prefix_len[n.id]
+            e.buffers[n.id] = row_local_buffer(
+                scratch((1,) * p + tuple(n.shape[p:]), n.dtype), p)
+        else:
+            e.buffers[n.id] = scratch(n.shape, n.dtype)
     # embedding_bag without the last offset gets the bounds of its bags as
     # one array of len(offsets) + 1 (offsets, then len(indices)), so that a
     # bag's end is the next bag's start (the CSR shape accel-prefetch looks
@@ -221,6 +236,13 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                 e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
             e.check_zero_division()
             continue
+        if n.id in group_of:
+            members, prefix = group_of[n.id]
+            e.materialize_rows(members, prefix)
+            e.check_zero_division()
+            continue
+        if n.id in grouped:  # emitted with its group
+            continue
         e.materialize(n, e.buffers[n.id])
         e.check_zero_division()
         for idx, size, what, wrap in checks.pop(n.id, []):
@@ -239,7 +261,8 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                      f'[{used}], section "llvm.metadata"')
     return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
                   outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
-                  output_map=output_map, links=sorted(set(e.links)))
+                  output_map=output_map, links=sorted(set(e.links)),
+                  matmuls=e.matmul_choices, uses_blas=e.uses_blas)
 
 
 @dataclass
