@@ -238,10 +238,11 @@ class ElementwiseEmitter(EmitterCore):
         else:
             name = f"llvm.{base}.{'f32' if dt is DType.f32 else 'f64'}"
         # LLVM's own LIBMVEC table (on in the JIT's pipeline) covers some
-        # callees at every width; the others get glibc's variants listed.
-        covered = self.host and vecmath.covered_by_llvm(name)
-        vecs = () if covered or base not in _VECTOR_MATH else \
+        # callees at some widths; the others get glibc's variants listed.
+        vecs = () if base not in _VECTOR_MATH else \
             vecmath.variants(base, dt.itemsize * 8, len(args), self.target, self.host)
+        if self.host:
+            vecs = tuple(v for v in vecs if not vecmath.covered_by_llvm(name, v.lanes))
         if not vecs:
             return self.call(name, t, [(t, a) for a in args])
         for vec in vecs:
