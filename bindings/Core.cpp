@@ -538,8 +538,8 @@ Status hostInfo(HostInfo &Out) {
   return Status();
 }
 
-bool vectorLibraryHas(const std::string &VectorLibrary,
-                      const std::string &Name, unsigned Lanes) {
+bool vectorLibraryHas(const std::string &VectorLibrary, const std::string &Name,
+                      unsigned Lanes) {
   if (VectorLibrary != "libmvec")
     return false;
   initializeLLVM();
