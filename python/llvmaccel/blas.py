@@ -41,10 +41,12 @@ _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
 INT32_MAX = (1 << 31) - 1
 
-# Shape classes (see choose). Measured on an AMD EPYC (Zen 4) and recorded in
-# bench/results/gemm.md: below MIN_FLOPS multiply-adds the call and the
-# library's packing cost more than llvmaccel's kernel gains back.
-MIN_FLOPS = 1 << 18
+# Shape classes (see choose), from bench/results/gemm.md (AMD EPYC, Zen 4):
+# below MIN_FLOPS multiply-adds per call llvmaccel's kernel is as fast as the
+# library or faster (the call, its packing and thread start-up are not paid
+# back), and so it is for narrow products (N within one register tile of
+# llvmaccel's kernel: A is read once, the library's packing of B buys nothing).
+MIN_FLOPS = 1 << 22
 
 
 class _Library(NamedTuple):
@@ -140,7 +142,8 @@ class Choice(NamedTuple):
 
 
 def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
-           target: TargetInfo, host: bool, complex_: bool = False) -> Choice:
+           target: TargetInfo, host: bool, complex_: bool = False,
+           tile_columns: int = 0) -> Choice:
     """The kernel for an ``M x K @ K x N`` matmul of real floats of
     ``itemsize`` bytes on ``target`` (``host``: the code runs in this
     process). Shape classes:
@@ -148,6 +151,9 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     * ``dot``: ``N`` smaller than a vector with both operands contiguous
       along ``k`` (matrix-vector products): llvmaccel's dot-product kernel,
       which reads each operand once at memory speed;
+    * narrow: a static ``N`` of at most ``tile_columns`` (the columns of
+      llvmaccel's register tile on ``target``): llvmaccel's kernel, one
+      panel of B, A read once;
     * static sizes under :data:`MIN_FLOPS` multiply-adds: llvmaccel's kernel
       (the call and the library's packing outweigh what it gains);
     * static sizes above: the library; sizes known only at run time: the
@@ -165,6 +171,8 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     if dot and mode() != "always":
         return Choice("own", "matrix-vector class (N below a vector): llvmaccel's dot kernel")
     dims = (m, n, k)
+    if isinstance(n, int) and 0 < n <= tile_columns and mode() != "always":
+        return Choice("own", f"narrow (N = {n} within one {tile_columns}-column tile)")
     if all(isinstance(d, int) for d in dims):
         if any(d > INT32_MAX for d in dims):  # type: ignore[operator]
             return Choice("own", "sizes past the library's 32-bit interface")

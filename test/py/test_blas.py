@@ -116,13 +116,16 @@ def test_batched_broadcast_and_non_contiguous_inputs(monkeypatch):
 
 @needs_blas
 def test_shape_classes(monkeypatch):
-    """``auto``: small matmuls and matrix-vector products stay llvmaccel's,
+    """``auto``: small and narrow matmuls and matrix-vector products stay llvmaccel's,
     large ones go to the library; symbolic sizes decide at run time; other
     targets, complex values and sizes past 32 bits never use it."""
     monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
     t = host()
     big = blas.MIN_FLOPS
     assert blas.choose(8, 8, 8, 4, False, t, True).kernel == "own"
+    assert blas.choose(4096, 16, 4096, 4, False, t, True, tile_columns=32).kernel == "own"
+    assert blas.choose(4096, 33, 4096, 4, False, t, True, tile_columns=32).kernel == "blas"
+    assert blas.choose(Sym("m"), 8, 512, 4, False, t, True, tile_columns=32).kernel == "own"
     assert blas.choose(256, 512, 1024, 4, False, t, True).kernel == "blas"
     assert blas.choose(big, 1, 1, 4, False, t, True).kernel == "blas"
     assert blas.choose(big - 1, 1, 1, 8, False, t, True).kernel == "own"
@@ -140,11 +143,11 @@ def test_shape_classes(monkeypatch):
     assert kern.matmuls[0][1] == "blas" and kern.uses_blas
     assert f"call void @{blas.symbol(4)}(i32 101, i32 111, i32 111" in kern.ir
     # The run-time branch on the sizes: both kernels in one function.
-    kern = generate(_graph(DType.f32, Sym("m"), 300, 300, tb=True))
+    kern = generate(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
     assert kern.matmuls[0][1] == "runtime" and blas.symbol(4) in kern.ir and "%kb" in kern.ir
-    c = compiler.compile_graph(_graph(DType.f32, Sym("m"), 300, 300, tb=True))
-    for m in (1, 2, 3, 40):  # 2 * 300 * 300 < MIN_FLOPS < 3 * 300 * 300
-        _check(c, DType.f32, m, 300, 300, tb=True)
+    c = compiler.compile_graph(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
+    for m in (1, 4, 5, 9):  # 4 * 1000 * 1000 < MIN_FLOPS < 5 * 1000 * 1000
+        _check(c, DType.f32, m, 1000, 1000, tb=True)
 
 
 def test_off_and_missing_library(monkeypatch):

@@ -53,7 +53,8 @@ class MatmulEmitter(EmitterCore):
                      dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
         dot = not ta and mm.tb and isinstance(n, int) and n < vw
         choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
-                             complex_=not dt.is_float)
+                             complex_=not dt.is_float,
+                             tile_columns=_MATMUL_NR_VECTORS * vw)
         self.matmul_choices.append((node.id, choice.kernel, choice.reason))
         with self.nest(batch) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
