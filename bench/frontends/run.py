@@ -298,7 +298,9 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
     that times it in a child process on the same pool, after the others.
     """
     import llvmaccel.torch as lt
+    from llvmaccel import compiler
 
+    seen = set(compiler._cache)  # noqa: SLF001 - to name the matmul kernels used
     # Models of one class share their forward's code object: without a reset,
     # dynamo's recompile limit would quietly run later models eagerly.
     torch._dynamo.reset()
@@ -341,6 +343,11 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             times[k] = [worker.call(i % len(pool)) for i in range(rounds)]
             worker.close()
         ex = lt.explain(model, *pool[0])
+    matmuls: dict[str, int] = {}
+    for key, c in list(compiler._cache.items()):  # noqa: SLF001
+        if key not in seen and key[5] == "all":  # the llvmaccel variant's kernels
+            for _, kernel, _ in c.kernel.matmuls:
+                matmuls[kernel] = matmuls.get(kernel, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
     return {
@@ -351,6 +358,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "speedup_of_llvmaccel_over": {k: v / base for k, v in med.items() if k != "llvmaccel"},
         "fully_compiled": ex.fully_compiled,
         "passes_fired": ex.passes_fired(),
+        "matmul_kernels": matmuls,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
@@ -623,7 +631,10 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         lines.append(f"- {r['model']}: fully compiled: {r['fully_compiled']}; passes fired: "
                      f"{', '.join(r['passes_fired']) or '(none)'}"
                      + (f"; {len(r['prefetch_remarks'])} prefetch remark(s)"
-                        if r["prefetch_remarks"] else ""))
+                        if r["prefetch_remarks"] else "")
+                     + ("; matmuls: " + ", ".join(f"{v} {k}" for k, v in
+                                                  sorted(r["matmul_kernels"].items()))
+                        if r.get("matmul_kernels") else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -87,7 +87,8 @@ def _load() -> _Library | None:
     try:
         path = os.path.join(pkg.get_lib_dir(), pkg.get_library(fullname=True))
         cdll = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        for name in ("cblas_sgemm", "cblas_dgemm", "openblas_set_num_threads",
+        for name in ("cblas_sgemm", "cblas_dgemm", "cblas_sgemm_batch_strided",
+                     "cblas_dgemm_batch_strided", "openblas_set_num_threads",
                      "openblas_get_num_threads"):
             getattr(cdll, _PREFIX + name)
         cfg = cdll.scipy_openblas_get_config
@@ -120,9 +121,11 @@ def status() -> str:
     return _status
 
 
-def symbol(itemsize: int) -> str:
-    """The CBLAS GEMM of the library for floats of ``itemsize`` bytes."""
-    return _PREFIX + ("cblas_sgemm" if itemsize == 4 else "cblas_dgemm")
+def symbol(itemsize: int, batched: bool = False) -> str:
+    """The CBLAS GEMM of the library for floats of ``itemsize`` bytes
+    (``batched``: its strided-batch GEMM)."""
+    return _PREFIX + ("cblas_sgemm" if itemsize == 4 else "cblas_dgemm") + \
+        ("_batch_strided" if batched else "")
 
 
 class Choice(NamedTuple):

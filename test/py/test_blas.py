@@ -98,8 +98,16 @@ def test_batched_broadcast_and_non_contiguous_inputs(monkeypatch):
     dt = DType.f32
     _check(compiler.compile_graph(_graph(dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())),
            dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())
-    _check(compiler.compile_graph(_graph(dt, 11, 5, 3, batch=(2, 3))), dt, 11, 5, 3,
-           batch=(2, 3))
+    g = _graph(dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())
+    assert f"@{blas.symbol(4)}(" in generate(g).ir  # broadcast B: a call per batch index
+    for ta, tb in [(False, False), (True, True), (False, True)]:
+        g = _graph(dt, 11, 5, 3, ta, tb, batch=(2, 3))
+        ir = generate(g).ir  # one strided-batch call for the 6 matmuls
+        assert f"@{blas.symbol(4, batched=True)}(" in ir and "i32 6)" in ir
+        _check(compiler.compile_graph(g), dt, 11, 5, 3, ta, tb, batch=(2, 3))
+    g = _graph(DType.f64, 7, 13, 17, tb=True, batch=(5,))
+    assert f"@{blas.symbol(8, batched=True)}(" in generate(g).ir
+    _check(compiler.compile_graph(g), DType.f64, 7, 13, 17, tb=True, batch=(5,))
     g = Graph()
     a = g.input("a", (9, 20), dt)
     g.set_outputs([g.matmul(g.slice(a, 1, 2, 19, 2), g.slice(g.permute(a, (1, 0)), 0, 0, 9))])

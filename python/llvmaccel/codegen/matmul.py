@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import blas
-from ..graph import DType, Node, dim_op
+from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
@@ -56,6 +56,11 @@ class MatmulEmitter(EmitterCore):
                              complex_=not dt.is_float,
                              tile_columns=_MATMUL_NR_VECTORS * vw)
         self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
+            # One call for the whole batch: the library spreads it over its
+            # threads in one parallel region (not one per batch index).
+            self.mm_blas(mm, count=shape_numel(batch))
+            return
         with self.nest(batch) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
                                           a.shape[:-2]), self.dim(dim_op("mul", m, k)))
@@ -101,11 +106,13 @@ class MatmulEmitter(EmitterCore):
         big = self.op(f"icmp uge i64 {mn}, {need}", "c")
         return self.op(f"and i1 {ok}, {big}", "c")
 
-    def mm_blas(self, mm: _Matmul) -> None:
+    def mm_blas(self, mm: _Matmul, count: int = 0) -> None:
         """``C = A @ B`` for the current batch index as one call of the
         library's row-major CBLAS GEMM (``alpha = 1``, ``beta = 0``);
         transposed operands are passed as such, with their leading
-        dimensions. Only called with sizes in ``[1, INT32_MAX]``."""
+        dimensions. Only called with sizes in ``[1, INT32_MAX]``. With
+        ``count``: the ``count`` matmuls of a contiguous batch in one call
+        (``cblas_?gemm_batch_strided``, strides ``M*K``, ``K*N``, ``M*N``)."""
         row_major, no_trans, trans = 101, 111, 112
 
         def i32(d: str) -> str:
@@ -116,11 +123,22 @@ class MatmulEmitter(EmitterCore):
         b = self.ptr(mm.bb.param, mm.t, mm.ob)
         c = self.ptr(mm.out.param, mm.t, mm.oc)
         one, zero = _const(1, mm.dt), _const(0, mm.dt)
-        fn = blas.symbol(mm.dt.itemsize)
-        args = [("i32", str(row_major)), ("i32", str(trans if mm.ta else no_trans)),
-                ("i32", str(trans if mm.tb else no_trans)), ("i32", m), ("i32", n), ("i32", k),
-                (mm.t, one), ("ptr", a), ("i32", m if mm.ta else k), ("ptr", b),
-                ("i32", k if mm.tb else n), (mm.t, zero), ("ptr", c), ("i32", n)]
+        lda, ldb = (m if mm.ta else k), (k if mm.tb else n)
+        if count:
+            fn = blas.symbol(mm.dt.itemsize, batched=True)
+            mk, kn, mn = (self.op(f"mul nsw i32 {x}, {y}", "i") for x, y in
+                          ((m, k), (k, n), (m, n)))
+            args = [("i32", str(row_major)), ("i32", str(trans if mm.ta else no_trans)),
+                    ("i32", str(trans if mm.tb else no_trans)), ("i32", m), ("i32", n),
+                    ("i32", k), (mm.t, one), ("ptr", a), ("i32", lda), ("i32", mk),
+                    ("ptr", b), ("i32", ldb), ("i32", kn), (mm.t, zero), ("ptr", c),
+                    ("i32", n), ("i32", mn), ("i32", str(count))]
+        else:
+            fn = blas.symbol(mm.dt.itemsize)
+            args = [("i32", str(row_major)), ("i32", str(trans if mm.ta else no_trans)),
+                    ("i32", str(trans if mm.tb else no_trans)), ("i32", m), ("i32", n),
+                    ("i32", k), (mm.t, one), ("ptr", a), ("i32", lda), ("ptr", b),
+                    ("i32", ldb), (mm.t, zero), ("ptr", c), ("i32", n)]
         self.declare(fn, "void", [t for t, _ in args])
         self.line(f"call void @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
         self.uses_blas = True
@@ -438,6 +456,19 @@ def _matmul_source(x: Node) -> tuple[Node, bool]:
         if tuple(y.attrs["perm"]) == tuple(range(r - 2)) + (r - 1, r - 2):
             return y.inputs[0], True
     return x, False
+
+
+def _strided_batch(a: Node, b: Node, batch: tuple, m: object, n: object, k: object) -> bool:
+    """Whether a batched matmul is one strided batch for the library: static
+    sizes, neither operand broadcast across the batch, and every element
+    offset within 32 bits."""
+    dims = (*batch, m, n, k)
+    if not all(isinstance(d, int) for d in dims):
+        return False
+    if tuple(a.shape[:-2]) != tuple(batch) or tuple(b.shape[:-2]) != tuple(batch):
+        return False
+    count = shape_numel(batch)
+    return all(count * x * y <= blas.INT32_MAX for x, y in ((m, k), (k, n), (m, n)))  # type: ignore[operator]
 
 
 def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None
