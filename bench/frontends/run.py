@@ -17,8 +17,12 @@ Variants (each is one call of the model's forward pass, inference only):
     ``take`` + ``sum``), under ``jax.jit``, timed in a child process
     after the others (:class:`Worker`).
 
-Everything runs single-threaded (``torch.set_num_threads(1)``, XLA flags
-``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``). In
+Everything runs single-threaded by default (``torch.set_num_threads(1)``,
+XLA flags ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``);
+``--threads N`` gives PyTorch N threads, and llvmaccel's BLAS calls follow
+``torch.get_num_threads()`` (its generated loops run on the calling thread).
+Each model's results name the kernel every matmul of the llvmaccel variant
+got (``matmul_kernels``: ``blas``, ``own``, ``runtime``). In
 each round every variant runs once, interleaved, the order rotated by one
 variant per round (a fixed order measurably favoured some positions); per
 variant the median over the rounds is reported. Outputs are checked against eager
