@@ -44,6 +44,11 @@ Stages inside :func:`generate`:
            row = indices[j]                     # T[f(B[j])]
            for k in [0, D): out[b, k] += table[row * D + k]
 
+Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
+(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). Row
+reductions and the loop nests after them that read them at the same row
+share one loop over the rows, with one-row temporaries (:mod:`.rows`).
+
 Index inputs in ``check`` mode are validated by a branch-free loop before the
 loop nests that use them, so the hot loops have no early exits and never read
 out of bounds.
