@@ -538,13 +538,15 @@ Status hostInfo(HostInfo &Out) {
   return Status();
 }
 
-bool vectorLibraryHas(const std::string &VectorLibrary,
-                      const std::string &Name) {
+bool vectorLibraryHas(const std::string &VectorLibrary, const std::string &Name,
+                      unsigned Lanes) {
   if (VectorLibrary != "libmvec")
     return false;
   initializeLLVM();
   static const std::unique_ptr<TargetLibraryInfoImpl> TLII =
       accel::createLibmvecTLII(Triple(sys::getProcessTriple()));
+  if (Lanes)
+    return TLII->isFunctionVectorizable(Name, ElementCount::getFixed(Lanes));
   return TLII->isFunctionVectorizable(Name);
 }
 

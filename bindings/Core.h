@@ -97,9 +97,10 @@ struct HostInfo {
 };
 Status hostInfo(HostInfo &Out);
 /// Whether \p VectorLibrary ("libmvec") has a vector variant of the scalar
-/// function or intrinsic \p Name for the host.
-bool vectorLibraryHas(const std::string &VectorLibrary,
-                      const std::string &Name);
+/// function or intrinsic \p Name for the host: of \p Lanes lanes, or of any
+/// width when \p Lanes is 0.
+bool vectorLibraryHas(const std::string &VectorLibrary, const std::string &Name,
+                      unsigned Lanes = 0);
 
 class ModuleHandle;
 class JITHandle;

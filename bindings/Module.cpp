@@ -271,7 +271,7 @@ PYBIND11_MODULE(_core, m) {
     return D;
   });
   m.def("vector_library_has", &vectorLibraryHas, py::arg("vector_library"),
-        py::arg("name"));
+        py::arg("name"), py::arg("lanes") = 0);
 
   // The XLA FFI handler for jax.ffi (XlaFfi.h) and its kernel registry.
   m.def("xla_ffi_handler_address", &xlaffi::handlerAddress);

@@ -17,8 +17,12 @@ Variants (each is one call of the model's forward pass, inference only):
     ``take`` + ``sum``), under ``jax.jit``, timed in a child process
     after the others (:class:`Worker`).
 
-Everything runs single-threaded (``torch.set_num_threads(1)``, XLA flags
-``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``). In
+Everything runs single-threaded by default (``torch.set_num_threads(1)``,
+XLA flags ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``);
+``--threads N`` gives PyTorch N threads, and llvmaccel's BLAS calls follow
+``torch.get_num_threads()`` (its generated loops run on the calling thread).
+Each model's results name the kernel every matmul of the llvmaccel variant
+got (``matmul_kernels``: ``blas``, ``own``, ``runtime``). In
 each round every variant runs once, interleaved, the order rotated by one
 variant per round (a fixed order measurably favoured some positions); per
 variant the median over the rounds is reported. Outputs are checked against eager
@@ -298,7 +302,9 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
     that times it in a child process on the same pool, after the others.
     """
     import llvmaccel.torch as lt
+    from llvmaccel import compiler
 
+    seen = set(compiler._cache)  # noqa: SLF001 - to name the matmul kernels used
     # Models of one class share their forward's code object: without a reset,
     # dynamo's recompile limit would quietly run later models eagerly.
     torch._dynamo.reset()
@@ -341,6 +347,11 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             times[k] = [worker.call(i % len(pool)) for i in range(rounds)]
             worker.close()
         ex = lt.explain(model, *pool[0])
+    matmuls: dict[str, int] = {}
+    for key, c in list(compiler._cache.items()):  # noqa: SLF001
+        if key not in seen and key[5] == "all":  # the llvmaccel variant's kernels
+            for _, kernel, _ in c.kernel.matmuls:
+                matmuls[kernel] = matmuls.get(kernel, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
     return {
@@ -351,6 +362,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "speedup_of_llvmaccel_over": {k: v / base for k, v in med.items() if k != "llvmaccel"},
         "fully_compiled": ex.fully_compiled,
         "passes_fired": ex.passes_fired(),
+        "matmul_kernels": matmuls,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
@@ -629,7 +641,10 @@ def _markdown(meta: dict, results: list[dict]) -> str:
         lines.append(f"- {r['model']}: fully compiled: {r['fully_compiled']}; passes fired: "
                      f"{', '.join(r['passes_fired']) or '(none)'}"
                      + (f"; {len(r['prefetch_remarks'])} prefetch remark(s)"
-                        if r["prefetch_remarks"] else ""))
+                        if r["prefetch_remarks"] else "")
+                     + ("; matmuls: " + ", ".join(f"{v} {k}" for k, v in
+                                                  sorted(r["matmul_kernels"].items()))
+                        if r.get("matmul_kernels") else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import interop, jit, profiling, vecmath
+from . import blas, interop, jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate
 from .errors import KernelIndexError, KernelZeroDivisionError
@@ -306,6 +306,8 @@ class CompiledGraph:
         return self._run(inputs, symbols)
 
     def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
+        if self.kernel.uses_blas:
+            blas.sync_threads()
         key = _tensor_signature(inputs)
         if key is not None and symbols:
             key = (key, tuple(sorted(symbols.items())))
@@ -453,7 +455,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     parallel = interop.requested(inter_op)
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
-           parallel)
+           blas.mode() if blas.load() is not None else "off", parallel)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

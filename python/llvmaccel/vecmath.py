@@ -5,8 +5,9 @@ intrinsics (``llvm.exp.f32``) one element at a time. glibc ships vector
 variants of them in ``libmvec``, named by the vector function ABI
 (``_ZGVdN8v_expf``: AVX2, 8 floats). LLVM's own library tables know some of
 them: the JIT's pipeline runs with the LIBMVEC vector library (as clang's
-``-fveclib=libmvec``), so those need nothing from us. For the functions the
-tables lack (tanh, erf, expm1, ... in LLVM 22's table), :func:`variants`
+``-fveclib=libmvec``), so those need nothing from us. For the functions and
+widths the tables lack (tanh, erf, expm1, ... in LLVM 22's table, and every
+AVX-512 variant on x86), :func:`variants`
 names glibc's variants at every vector width the target can run, and the
 code generator lists them on the scalar call with the
 ``vector-function-abi-variant`` attribute; the vectorizer then calls the one
@@ -113,7 +114,10 @@ def variants(name: str, bits: int, nargs: int, target: TargetInfo,
 
 
 @functools.cache
-def covered_by_llvm(callee: str) -> bool:
+def covered_by_llvm(callee: str, lanes: int = 0) -> bool:
     """Whether LLVM's LIBMVEC table already maps ``callee`` (``"expf"``,
-    ``"llvm.exp.f32"``) to vector variants, so the call needs no attribute."""
-    return load() is not None and bool(core.vector_library_has(VECTOR_LIBRARY, callee))
+    ``"llvm.exp.f32"``) to a vector variant of ``lanes`` lanes (0: of any
+    width), so the call needs no attribute for that width. (LLVM 22's x86
+    table stops at AVX2's 8 floats: the AVX-512 variants are listed by the
+    code generator.)"""
+    return load() is not None and bool(core.vector_library_has(VECTOR_LIBRARY, callee, lanes))

@@ -60,6 +60,22 @@ def test_frontends_bench_quick(tmp_path):
     assert {"llvmaccel", "llvmaccel-noaccel", "eager", "inductor"} <= variants
     assert all(len(v) == 2 for v in models["dlrm"]["all_ms"].values())
     assert (tmp_path / "frontends.md").read_text().startswith("# llvmaccel frontends")
+    assert sum(models["mlp"]["matmul_kernels"].values()) == 3  # which kernel each matmul got
+
+
+def test_gemm_bench_quick(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/gemm/run.py"), "--quick", "--rounds", "1",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (host,) = json.loads((tmp_path / "gemm.json").read_text())["hosts"].values()
+    assert len(host["results"]) == 3
+    for r in host["results"]:
+        assert set(r["median_us"]) == {"llvmaccel-own", "llvmaccel-blas", "torch"}
+        assert r["auto_choice"] in ("own", "blas")
+    assert (tmp_path / "gemm.md").read_text().startswith("# Matmul shape classes")
 
 
 def test_custom_ops_bench_quick(tmp_path):

@@ -1,5 +1,6 @@
-"""Generated matmul kernels: every remainder path of the tiling, operand
-layouts, dtypes and symbolic sizes, against numpy (float64 references)."""
+"""Generated matmul kernels (llvmaccel's own, without the BLAS library):
+every remainder path of the tiling, operand layouts, dtypes and symbolic
+sizes, against numpy (float64 references)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ TOL = {DType.f32: (1e-4, 1e-4), DType.f64: (1e-11, 1e-11)}
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "cache"))
+    # llvmaccel's own kernel (the library path: test_blas.py).
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
 
 
 def _tiling(dt: DType) -> tuple[int, int, int, int]:

@@ -51,9 +51,12 @@ def _graph(fn: str, dt: DType) -> Graph:
 def test_vector_variants_match_scalar_math(fn, dt):
     g = _graph(fn, dt)
     c = compiler.compile_graph(g)
-    # LLVM's table (exp, log, sin) or our listed variants (tanh, erf, ...)
+    # LLVM's table (exp, log, sin at the widths it has) or our listed
+    # variants (tanh, erf, ..., and the widths LLVM's table lacks)
     name = f"llvm.{fn}.{'f32' if dt is DType.f32 else 'f64'}"
-    assert ("vector-function-abi-variant" in c.kernel.ir) != vecmath.covered_by_llvm(name) or \
+    missing = [v for v in vecmath.variants(fn, dt.itemsize * 8, 1, host())
+               if not vecmath.covered_by_llvm(name, v.lanes)]
+    assert ("vector-function-abi-variant" in c.kernel.ir) == bool(missing) or \
         fn not in ("exp", "log", "sin")
     assert "@_ZGV" in c.optimized_ir  # the vectorized loop calls the variant
     x = RNG.standard_normal(1000) * 4
@@ -133,6 +136,22 @@ def test_transcendental_loop_calls_the_variant_of_the_chosen_width(target, call)
     text = str(module)
     assert f"call <{call.split('N')[1].split('v')[0]} x float> @{call}(" in text
     assert "call float @tanhf" not in text.split("vector.body")[1].split("middle.block")[0]
+
+
+@needs_libmvec
+def test_widths_llvms_table_lacks_are_listed():
+    """LLVM's x86 LIBMVEC table stops at 8 floats: on a host whose tuning
+    uses 512-bit vectors, exp gets glibc's 16-lane variant listed and the
+    vectorized loop calls it (not the 8-lane one at half the width)."""
+    t = host()
+    if t.arch != "x86_64" or "avx512f" not in t.features or t.vector_bits < 512:
+        pytest.skip(f"{t.cpu}: the vectorizer uses {t.vector_bits}-bit vectors here")
+    assert vecmath.covered_by_llvm("llvm.exp.f32", 8)
+    assert not vecmath.covered_by_llvm("llvm.exp.f32", 16)
+    c = compiler.compile_graph(_graph("exp", DType.f32))
+    assert '_ZGVeN16v_llvm.exp.f32(_ZGVeN16v_expf)"' in c.kernel.ir
+    assert "_ZGVdN8v_expf" not in c.kernel.ir  # LLVM's own table names it
+    assert "call <16 x float> @_ZGVeN16v_expf(" in c.optimized_ir
 
 
 EXPF_LOOP = """

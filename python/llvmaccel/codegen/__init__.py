@@ -50,6 +50,11 @@ Stages inside :func:`generate`:
    function, its temporaries allocated here, once), ``sort`` sorts rows
    (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
 
+Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
+(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). Row
+reductions and the loop nests after them that read them at the same row
+share one loop over the rows, with one-row temporaries (:mod:`.rows`).
+
 Index inputs in ``check`` mode are validated by a branch-free loop before the
 loop nests that use them, so the hot loops have no early exits and never read
 out of bounds.
@@ -69,6 +74,7 @@ from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
+from .rows import RowEmitter, row_groups, row_local_buffer
 from .scan import ScanEmitter
 from .sort import SortEmitter
 
@@ -78,7 +84,7 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter,
-               ScanEmitter, ControlEmitter, SortEmitter):
+               ScanEmitter, ControlEmitter, SortEmitter, RowEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 
@@ -214,7 +220,8 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                      f'[{used}], section "llvm.metadata"')
     return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
                   outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
-                  output_map=output_map, links=sorted(set(e.links)))
+                  output_map=output_map, links=sorted(set(e.links)),
+                  matmuls=e.matmul_choices, uses_blas=e.uses_blas)
 
 
 def _materialized(graph: Graph) -> set[int]:
@@ -260,10 +267,25 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             written[o.id] = buf
         else:  # an input or constant returned as is, or one value twice: copy it
             order.append(_Copy(o, buf))  # type: ignore[arg-type]
+    # Row groups (codegen.rows): loop nests sharing one loop over rows; their
+    # temporaries read only inside the group hold one row. Regions and their
+    # results are never members.
+    checked = {_root_for_buffer(n.inputs[1]) for n in graph.nodes
+               if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap")}
+    groups, row_local = row_groups(graph, order, must, checked,
+                                   min_row=2 * max(1, e.target.vector_bytes // 4))
+    group_of = {g[0][0].id: g for g in groups}
+    grouped = {m.id for g, _ in groups for m in g}
+    prefix_len = {m.id: len(p) for g, p in groups for m in g}
     for n in order:
         if isinstance(n, _Copy) or n.id in e.buffers or n.op in MULTI_VALUED:
             continue
-        e.buffers[n.id] = e.scratch(n.shape, n.dtype)
+        if n.id in row_local:
+            p = prefix_len[n.id]
+            e.buffers[n.id] = row_local_buffer(
+                e.scratch((1,) * p + tuple(n.shape[p:]), n.dtype), p)
+        else:
+            e.buffers[n.id] = e.scratch(n.shape, n.dtype)
     # embedding_bag without the last offset gets the bounds of its bags as
     # one array of len(offsets) + 1 (offsets, then len(indices)), so that a
     # bag's end is the next bag's start (the CSR shape accel-prefetch looks
@@ -300,6 +322,13 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             with e.nest(n.node.shape) as idx:
                 e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
             e.check_zero_division()
+            continue
+        if n.id in group_of:
+            members, prefix = group_of[n.id]
+            e.materialize_rows(members, prefix)
+            e.check_zero_division()
+            continue
+        if n.id in grouped:  # emitted with its group
             continue
         if n.op in MULTI_VALUED:
             e.emit_multi(n)  # writes the buffers of its results

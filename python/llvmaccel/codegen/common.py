@@ -27,6 +27,9 @@ class Buffer:
     dtype: DType
     param: str  # LLVM parameter name
     node: int | None = None  # graph node id (inputs, constants)
+    # A temporary holding one row of its node (codegen.rows): its first
+    # row_local dims are 1 in ``shape``, and their indices are ignored.
+    row_local: int = 0
 
 
 @dataclass
@@ -46,6 +49,11 @@ class Kernel:
         links: (function, custom op name) of every custom op body the module
             calls: :mod:`llvmaccel.custom_ops` bodies linked in before the
             pipeline runs.
+        matmuls: (node id, kernel, reason) of every matmul: ``"blas"`` (a
+            call of the tuned library, :mod:`llvmaccel.blas`), ``"own"``
+            (llvmaccel's kernel) or ``"runtime"`` (both, chosen on the sizes).
+        uses_blas: The code calls the library (its threads are set before
+            each call, :func:`llvmaccel.blas.sync_threads`).
     """
 
     ir: str
@@ -58,6 +66,8 @@ class Kernel:
     errors: dict[int, tuple[str, str]] = field(default_factory=dict)
     output_map: list[int] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
+    matmuls: list[tuple[int, str, str]] = field(default_factory=list)
+    uses_blas: bool = False
 
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",

@@ -45,6 +45,7 @@ class ElementwiseEmitter(EmitterCore):
             return self.memo[key]
         buf = self.buffers.get(node.id)
         if buf is not None:
+            assert not buf.row_local, "a row-local buffer read by a linear index"
             v = self.load(buf, lin)
         elif node.op == "scalar":
             return _const(node.attrs["value"], node.dtype)
@@ -79,7 +80,7 @@ class ElementwiseEmitter(EmitterCore):
     def _emit(self, node: Node, idx: list[str]) -> str:
         buf = self.buffers.get(node.id)
         if buf is not None:
-            return self.load(buf, self.linear(idx, node.shape))
+            return self.load(buf, self.buffer_offset(buf, idx, node.shape))
         op = node.op
         if op == "scalar":
             return _const(node.attrs["value"], node.dtype)
@@ -274,10 +275,11 @@ class ElementwiseEmitter(EmitterCore):
         else:
             name = f"llvm.{base}.{'f32' if dt is DType.f32 else 'f64'}"
         # LLVM's own LIBMVEC table (on in the JIT's pipeline) covers some
-        # callees at every width; the others get glibc's variants listed.
-        covered = self.host and vecmath.covered_by_llvm(name)
-        vecs = () if covered or base not in _VECTOR_MATH else \
+        # callees at some widths; the others get glibc's variants listed.
+        vecs = () if base not in _VECTOR_MATH else \
             vecmath.variants(base, dt.itemsize * 8, len(args), self.target, self.host)
+        if self.host:
+            vecs = tuple(v for v in vecs if not vecmath.covered_by_llvm(name, v.lanes))
         if not vecs:
             return self.call(name, t, [(t, a) for a in args])
         for vec in vecs:
@@ -568,20 +570,28 @@ class ElementwiseEmitter(EmitterCore):
             return self.op(f"select i1 {zero}, {t} -1, {t} {q}")  # XLA: -1
         raise CodegenError(f"unsupported integer op {fn}")
 
-    def emit_reduce(self, node: Node, out: Buffer) -> None:
+    def emit_reduce(self, node: Node, out: Buffer, prefix: list[str] | None = None) -> None:
+        """A reduction: kept dims outer, reduced dims inner. ``prefix``: the
+        indices of the leading kept dims, fixed by an enclosing row loop
+        (:meth:`RowEmitter.materialize_rows`); only the others get loops."""
         x = node.inputs[0]
         fn, axes = node.attrs["fn"], node.attrs["axes"]
         kept = [k for k in range(x.rank) if k not in axes]
         dt = x.dtype
         acc_dt = DType.f64 if (dt is DType.f32 and fn in ("sum", "prod")) else dt
-        if _rows_first(node):
+        prefix = prefix or []
+        if prefix:
+            assert not _rows_first(node) and not dt.is_complex
+            assert kept[:len(prefix)] == list(range(len(prefix)))
+        elif _rows_first(node):
             self.emit_reduce_rows(node, out, _row_acc_dtype(node))
             return
         if dt.is_complex:
             self.emit_reduce_carried(node, out)
             return
         at = acc_dt.llvm
-        with self.nest(tuple(x.shape[k] for k in kept)) as kidx:
+        with self.nest(tuple(x.shape[k] for k in kept[len(prefix):])) as inner:
+            kidx = prefix + inner
             acc = self.alloca(at)
             arg = self.alloca("i64") if fn in ("argmax", "argmin") else None
             self.line(f"store {at} {_reduce_identity(fn, acc_dt)}, ptr {acc}")
@@ -610,7 +620,7 @@ class ElementwiseEmitter(EmitterCore):
                 res = self.op(f"load i64, ptr {arg}", "a")
             else:
                 res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
-            self.store(out, self.linear(_kept_index(node, kidx), node.shape), res)
+            self.store_at(out, _kept_index(node, kidx), node.shape, res)
 
     def emit_reduce_carried(self, node: Node, out: Buffer) -> None:
         """A reduction whose accumulator is carried through the reduced loops

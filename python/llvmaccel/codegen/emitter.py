@@ -51,6 +51,9 @@ class EmitterCore:
         self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
         self.reduce_acc: dict[int, Buffer] = {}  # f64 rows of emit_reduce_rows
         self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
+        # (node id, kernel, reason) of every matmul (llvmaccel.blas.choose).
+        self.matmul_choices: list[tuple[int, str, str]] = []
+        self.uses_blas = False  # a call of the BLAS library was emitted
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
 
@@ -308,6 +311,17 @@ class EmitterCore:
             return buf.param
         return self.op(f"getelementptr inbounds {buf.dtype.mem}, ptr {buf.param}, i64 {off}",
                        "p")
+
+    def buffer_offset(self, buf: Buffer, idx: list[str], shape: tuple) -> str:
+        """The element offset in ``buf`` of a node of ``shape`` at ``idx``
+        (in a row-local buffer, the row's own element)."""
+        if buf.row_local:
+            return self.linear(["0"] * buf.row_local + idx[buf.row_local:], buf.shape)
+        return self.linear(idx, shape)
+
+    def store_at(self, buf: Buffer, idx: list[str], shape: tuple, value: str) -> None:
+        """Stores ``value`` as the element at ``idx`` of a node of ``shape``."""
+        self.store(buf, self.buffer_offset(buf, idx, shape), value)
 
     def load(self, buf: Buffer, off: str) -> str:
         p = self.gep(buf, off)

@@ -2,13 +2,18 @@
 up to 8 rows x 2 vectors of the target's width held in vector registers
 across a k-block (explicit ``<W x float>`` IR with ``llvm.fmuladd``),
 transposed operands read in place, and a dot-product kernel vectorized along
-k for N = 1 and N < W."""
+k for N = 1 and N < W; or, for the shape classes where a tuned BLAS wins
+(:func:`llvmaccel.blas.choose`), a call of the library's GEMM per batch
+index (sizes known only at run time: both, chosen by a branch on the
+sizes)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..graph import DType, Node, dim_op
+from .. import blas
+from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
@@ -47,16 +52,96 @@ class MatmulEmitter(EmitterCore):
         mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
                      dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
         dot = not ta and mm.tb and isinstance(n, int) and n < vw
+        choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
+                             complex_=not dt.is_float,
+                             tile_columns=_MATMUL_NR_VECTORS * vw)
+        self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
+            # One call for the whole batch: the library spreads it over its
+            # threads in one parallel region (not one per batch index).
+            self.mm_blas(mm, count=shape_numel(batch))
+            return
         with self.nest(batch) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
                                           a.shape[:-2]), self.dim(dim_op("mul", m, k)))
             mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
                                           b.shape[:-2]), self.dim(dim_op("mul", k, n)))
             mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
-            if dot:
-                self.mm_dot(mm)
+            own = (lambda: self.mm_dot(mm)) if dot else (lambda: self.mm_panels(mm))
+            if choice.kernel == "blas":
+                self.mm_blas(mm)
+            elif choice.kernel == "own":
+                own()
             else:
-                self.mm_panels(mm)
+                self.either(self.mm_blas_fits(mm, choice.min_flops), lambda: self.mm_blas(mm), own)
+
+    def either(self, c: str, then_fn: Callable[[], None], else_fn: Callable[[], None]) -> None:
+        """``if (c) then_fn() else else_fn()`` (no value)."""
+        t, e, j = self.label("then"), self.label("else"), self.label("endif")
+        self.line(f"br i1 {c}, label %{t}, label %{e}")
+        saved = dict(self.memo)
+        self.start_block(t)
+        then_fn()
+        self.br(j)
+        self.memo = dict(saved)
+        self.start_block(e)
+        else_fn()
+        self.br(j)
+        self.memo = saved
+        self.start_block(j)
+
+    def mm_blas_fits(self, mm: _Matmul, min_flops: int) -> str:
+        """Whether the library takes this matmul (run-time sizes): every size
+        in ``[1, INT32_MAX]`` and ``M * N * K >= min_flops``."""
+        ok = "true"
+        for d in (mm.dm, mm.dn, mm.dk):
+            inside = self.op(f"icmp ule i64 {self.op(f'sub i64 {d}, 1', 'i')}, "
+                             f"{blas.INT32_MAX - 1}", "c")
+            ok = inside if ok == "true" else self.op(f"and i1 {ok}, {inside}", "c")
+        # M * N fits in 62 bits; M * N * K >= T  <=>  M * N >= ceil(T / K).
+        mn = self.op(f"mul nuw nsw i64 {mm.dm}, {mm.dn}", "i")
+        need = self.op(f"udiv i64 {self.op(f'add i64 {mm.dk}, {min_flops - 1}', 'i')}, "
+                       f"{self.op(f'call i64 @llvm.umax.i64(i64 {mm.dk}, i64 1)', 'i')}", "i")
+        self.declare("llvm.umax.i64", "i64", ["i64", "i64"])
+        big = self.op(f"icmp uge i64 {mn}, {need}", "c")
+        return self.op(f"and i1 {ok}, {big}", "c")
+
+    def mm_blas(self, mm: _Matmul, count: int = 0) -> None:
+        """``C = A @ B`` for the current batch index as one call of the
+        library's row-major CBLAS GEMM (``alpha = 1``, ``beta = 0``);
+        transposed operands are passed as such, with their leading
+        dimensions. Only called with sizes in ``[1, INT32_MAX]``. With
+        ``count``: the ``count`` matmuls of a contiguous batch in one call
+        (``cblas_?gemm_batch_strided``, strides ``M*K``, ``K*N``, ``M*N``)."""
+        row_major, no_trans, trans = 101, 111, 112
+
+        def i32(d: str) -> str:
+            return d if d.lstrip("-").isdigit() else self.op(f"trunc i64 {d} to i32", "i")
+
+        m, n, k = i32(mm.dm), i32(mm.dn), i32(mm.dk)
+        a = self.ptr(mm.ba.param, mm.t, mm.oa)
+        b = self.ptr(mm.bb.param, mm.t, mm.ob)
+        c = self.ptr(mm.out.param, mm.t, mm.oc)
+        one, zero = _const(1, mm.dt), _const(0, mm.dt)
+        lda, ldb = (m if mm.ta else k), (k if mm.tb else n)
+        if count:
+            fn = blas.symbol(mm.dt.itemsize, batched=True)
+            mk, kn, mn = (self.op(f"mul nsw i32 {x}, {y}", "i") for x, y in
+                          ((m, k), (k, n), (m, n)))
+            args = [("i32", str(row_major)), ("i32", str(trans if mm.ta else no_trans)),
+                    ("i32", str(trans if mm.tb else no_trans)), ("i32", m), ("i32", n),
+                    ("i32", k), (mm.t, one), ("ptr", a), ("i32", lda), ("i32", mk),
+                    ("ptr", b), ("i32", ldb), ("i32", kn), (mm.t, zero), ("ptr", c),
+                    ("i32", n), ("i32", mn), ("i32", str(count))]
+        else:
+            fn = blas.symbol(mm.dt.itemsize)
+            args = [("i32", str(row_major)), ("i32", str(trans if mm.ta else no_trans)),
+                    ("i32", str(trans if mm.tb else no_trans)), ("i32", m), ("i32", n),
+                    ("i32", k), (mm.t, one), ("ptr", a), ("i32", lda), ("ptr", b),
+                    ("i32", ldb), (mm.t, zero), ("ptr", c), ("i32", n)]
+        self.declare(fn, "void", [t for t, _ in args])
+        self.line(f"call void @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
+        self.uses_blas = True
 
     # Small IR helpers of the matmul kernels.
     def imin(self, a: str, b: str) -> str:
@@ -371,6 +456,19 @@ def _matmul_source(x: Node) -> tuple[Node, bool]:
         if tuple(y.attrs["perm"]) == tuple(range(r - 2)) + (r - 1, r - 2):
             return y.inputs[0], True
     return x, False
+
+
+def _strided_batch(a: Node, b: Node, batch: tuple, m: object, n: object, k: object) -> bool:
+    """Whether a batched matmul is one strided batch for the library: static
+    sizes, neither operand broadcast across the batch, and every element
+    offset within 32 bits."""
+    dims = (*batch, m, n, k)
+    if not all(isinstance(d, int) for d in dims):
+        return False
+    if tuple(a.shape[:-2]) != tuple(batch) or tuple(b.shape[:-2]) != tuple(batch):
+        return False
+    count = shape_numel(batch)
+    return all(count * x * y <= blas.INT32_MAX for x, y in ((m, k), (k, n), (m, n)))  # type: ignore[operator]
 
 
 def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None

@@ -114,6 +114,10 @@ def _trampoline(compiled: CompiledGraph) -> int:
         if hit is not None:
             return hit[2]
         k = compiled.kernel
+        if k.uses_blas:  # XLA calls the kernel directly: the threads are set now
+            from .. import blas
+
+            blas.sync_threads()
         nptr = len(k.inputs) + len(k.constants) + len(k.outputs) + len(k.temps)
         nsym = len(k.symbols)
         module = compiled._module  # noqa: SLF001 - the kernel's own JIT

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Matmul shape classes: llvmaccel's own kernel, the same matmul through the
+tuned BLAS (llvmaccel.blas), and ``torch.mm``/``torch.bmm`` (the library
+eager PyTorch and inductor call), so that the selection rule of
+``llvmaccel.blas.choose`` rests on measurements.
+
+Each shape is one graph ``C = A @ B`` (float32, ``B`` read transposed as
+``linear``'s weight where the class says so), compiled twice
+(``LLVMACCEL_BLAS=off`` and ``always``). In each round every variant runs
+once, interleaved, the order rotated by one per round; medians are reported,
+with the load average (the machine may be shared).
+
+Usage::
+
+    .venv/bin/python bench/gemm/run.py                 # 1 thread
+    .venv/bin/python bench/gemm/run.py --threads 2
+    .venv/bin/python bench/gemm/run.py --quick         # bench/work/gemm-quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "bench" / "frontends"))
+
+# (class, batch, M, N, K, B transposed)
+SHAPES = [
+    ("tiny", 1, 8, 8, 8, False),
+    ("small", 1, 16, 64, 64, True),
+    ("small", 1, 64, 64, 64, True),
+    ("medium", 1, 128, 128, 128, False),
+    ("medium", 1, 64, 256, 256, True),
+    ("medium", 1, 192, 192, 192, False),
+    ("large", 1, 256, 256, 256, False),
+    ("large", 1, 128, 256, 512, True),
+    ("mlp", 1, 256, 1024, 512, True),
+    ("mlp", 1, 256, 512, 1024, True),
+    ("block", 1, 512, 768, 256, True),
+    ("attention", 16, 128, 128, 64, True),
+    ("attention", 16, 128, 64, 128, False),
+    ("attention", 32, 256, 256, 64, True),
+    ("attention", 32, 256, 64, 256, False),
+    ("square", 1, 1024, 1024, 1024, False),
+    ("narrow", 1, 256, 16, 512, True),
+    ("narrow", 1, 1024, 16, 1024, True),
+    ("narrow", 1, 8192, 8, 128, False),
+    ("narrow", 1, 4096, 32, 256, False),
+    ("narrow", 1, 2048, 48, 512, True),
+    ("matrix-vector", 1, 2048, 1, 2048, False),
+]
+QUICK = [s for s in SHAPES if s[2:5] in ((8, 8, 8), (64, 64, 64), (256, 16, 512))]
+
+
+def graph(b: int, m: int, n: int, k: int, tb: bool):
+    from llvmaccel.graph import DType, Graph
+
+    g = Graph()
+    batch = (b,) if b > 1 else ()
+    a = g.input("a", batch + (m, k), DType.f32)
+    w = g.input("b", batch + ((n, k) if tb else (k, n)), DType.f32)
+    if tb:
+        w = g.permute(w, tuple(range(w.rank - 2)) + (w.rank - 1, w.rank - 2))
+    g.set_outputs([g.matmul(a, w)])
+    return g
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=Path, default=None)
+    opts = ap.parse_args(argv)
+    torch.set_num_threads(opts.threads)
+    os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
+    from run import _cpu_name, _host  # bench/frontends/run.py
+
+    from llvmaccel import blas, compiler
+    from llvmaccel.codegen import generate
+
+    load_start = os.getloadavg()
+    rows = []
+    for cls, b, m, n, k, tb in (QUICK if opts.quick else SHAPES):
+        g = graph(b, m, n, k, tb)
+        variants = {}
+        for mode in ("off", "always"):
+            os.environ["LLVMACCEL_BLAS"] = mode
+            variants["llvmaccel-own" if mode == "off" else "llvmaccel-blas"] = \
+                compiler.compile_graph(g)
+        os.environ.pop("LLVMACCEL_BLAS")
+        gen = torch.Generator().manual_seed(0)
+        batch = (b,) if b > 1 else ()
+        xa = torch.randn(*batch, m, k, generator=gen)
+        xb = torch.randn(*batch, *((n, k) if tb else (k, n)), generator=gen)
+        wb = xb.transpose(-1, -2) if tb else xb
+        mm = torch.bmm if b > 1 else torch.mm
+        fns = {k2: (lambda c=c, xa=xa, xb=xb: c(xa, xb)[0]) for k2, c in variants.items()}
+        fns["torch"] = lambda mm=mm, xa=xa, wb=wb: mm(xa, wb)
+        ref = fns["torch"]()
+        for f in fns.values():
+            torch.testing.assert_close(f(), ref, rtol=1e-3, atol=1e-3)
+        reps = max(1, int(2e7 // max(1, b * m * n * k)))  # ~ms per sample
+        times: dict[str, list[float]] = {v: [] for v in fns}
+        names = list(fns)
+        for r in range(opts.rounds):
+            for v in names[r % len(names):] + names[:r % len(names)]:
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    fns[v]()
+                times[v].append((time.perf_counter() - t0) * 1e6 / reps)
+        med = {v: statistics.median(t) for v, t in times.items()}
+        os.environ["LLVMACCEL_BLAS"] = "auto"
+        chosen = generate(g).matmuls[0][1]
+        os.environ.pop("LLVMACCEL_BLAS")
+        row = {"class": cls, "batch": b, "m": m, "n": n, "k": k, "b_transposed": tb,
+               "median_us": med, "auto_choice": chosen}
+        rows.append(row)
+        print(f"{cls:14s} {b}x{m}x{n}x{k}{' tb' if tb else ''}: "
+              + ", ".join(f"{v} {t:.1f} us" for v, t in med.items()) + f"; auto: {chosen}",
+              flush=True)
+    meta = {
+        "command": shlex.join([".venv/bin/python", "bench/gemm/run.py",
+                               *(argv if argv is not None else sys.argv[1:])]),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "cpu": _cpu_name(), "host": _host(), "machine": platform.machine(),
+        "threads": opts.threads, "rounds": opts.rounds, "torch": torch.__version__,
+        "blas": blas.status(),
+        "load_average": [round(v, 2) for v in (*load_start, *os.getloadavg())],
+    }
+    out = opts.out or (REPO / "bench" / ("work/gemm-quick" if opts.quick else "results"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "gemm.json"
+    hosts = json.loads(path.read_text())["hosts"] if path.exists() else {}
+    key = f"{meta['host']['key']} ({opts.threads} thread{'s' * (opts.threads > 1)})"
+    hosts[key] = {"meta": meta, "results": rows}
+    path.write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
+    (out / "gemm.md").write_text(markdown(hosts))
+    return 0
+
+
+def markdown(hosts: dict) -> str:
+    parts = ["# Matmul shape classes: llvmaccel's kernel, the BLAS it calls, torch.mm\n",
+             "One section per host and thread count. `auto` is the kernel "
+             "`llvmaccel.blas.choose` picks for the shape. Ratios > 1: faster than torch.\n"]
+    for key, entry in hosts.items():
+        meta = entry["meta"]
+        parts.append(f"## {key}\n")
+        la = meta["load_average"]
+        parts.append(f"Reproduce: `{meta['command']}`\n\n{meta['date']}, {meta['cpu']}, "
+                     f"{meta['threads']} thread(s), torch {meta['torch']}, BLAS: "
+                     f"{meta['blas']}; median of {meta['rounds']} interleaved rounds. "
+                     f"Load average (1/5/15 min) at start {la[:3]}, at end {la[3:]} "
+                     "(a shared machine: only in-run ratios count).\n")
+        parts.append("| class | batch x M x N x K | own us | blas us | torch us | "
+                     "own vs torch | blas vs torch | auto |")
+        parts.append("|---|---|---:|---:|---:|---:|---:|---|")
+        for r in entry["results"]:
+            md = r["median_us"]
+            t = md["torch"]
+            parts.append(
+                f"| {r['class']} | {r['batch']}x{r['m']}x{r['n']}x{r['k']}"
+                f"{' (B^T)' if r['b_transposed'] else ''} | {md['llvmaccel-own']:.1f} | "
+                f"{md['llvmaccel-blas']:.1f} | {t:.1f} | {t / md['llvmaccel-own']:.2f}x | "
+                f"{t / md['llvmaccel-blas']:.2f}x | {r['auto_choice']} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""Matmuls through the tuned BLAS (llvmaccel.blas): the library path and
+llvmaccel's own kernel on odd shapes against numpy, the shape classes that
+choose between them, the run-time branch for symbolic sizes, the fallback
+without the library, and the thread count."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from llvmaccel import blas, compiler
+from llvmaccel.codegen import generate
+from llvmaccel.graph import DType, Graph, Sym
+from llvmaccel.target import host
+
+RNG = np.random.default_rng(7)
+HAVE = blas.load() is not None
+needs_blas = pytest.mark.skipif(not HAVE, reason=f"no BLAS library: {blas.status()}")
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _graph(dt: DType, m, n, k, ta=False, tb=False, batch=(), bbatch=None) -> Graph:
+    g = Graph()
+    bbatch = batch if bbatch is None else bbatch
+    a = g.input("a", batch + ((k, m) if ta else (m, k)), dt)
+    b = g.input("b", bbatch + ((n, k) if tb else (k, n)), dt)
+    if ta:
+        a = g.permute(a, tuple(range(a.rank - 2)) + (a.rank - 1, a.rank - 2))
+    if tb:
+        b = g.permute(b, tuple(range(b.rank - 2)) + (b.rank - 1, b.rank - 2))
+    g.set_outputs([g.matmul(a, b)])
+    return g
+
+
+def _check(c, dt, m, n, k, ta=False, tb=False, batch=(), bbatch=None) -> None:
+    bbatch = batch if bbatch is None else bbatch
+    xa = RNG.standard_normal(batch + ((k, m) if ta else (m, k))).astype(dt.numpy)
+    xb = RNG.standard_normal(bbatch + ((n, k) if tb else (k, n))).astype(dt.numpy)
+    (y,) = c(xa, xb)
+    ea = np.swapaxes(xa, -1, -2) if ta else xa
+    eb = np.swapaxes(xb, -1, -2) if tb else xb
+    ref = np.matmul(ea.astype(np.float64), eb.astype(np.float64))
+    tol = 1e-4 if dt is DType.f32 else 1e-11
+    assert y.shape == ref.shape
+    np.testing.assert_allclose(y, ref, rtol=tol, atol=tol * max(1, k) ** 0.5,
+                               err_msg=f"m={m} n={n} k={k} ta={ta} tb={tb}")
+
+
+ODD = [(1, 1, 1), (1, 37, 5), (13, 1, 7), (17, 19, 23), (31, 1, 64), (97, 101, 103),
+       (64, 64, 64), (3, 130, 2)]
+
+
+@needs_blas
+@pytest.mark.parametrize("mode", ["always", "off"])
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
+def test_odd_shapes_both_kernels(monkeypatch, mode, dt, ta, tb):
+    """Primes, ones, and transposed operands (read in place, passed to the
+    library as transposed with their leading dimensions), on both kernels."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", mode)
+    for m, n, k in ODD:
+        g = _graph(dt, m, n, k, ta, tb)
+        kern = generate(g)
+        calls = blas.symbol(dt.itemsize) in kern.ir
+        assert calls == (mode == "always" and kern.matmuls[0][1] == "blas"), kern.matmuls
+        _check(compiler.compile_graph(g), dt, m, n, k, ta, tb)
+
+
+@needs_blas
+@pytest.mark.parametrize("mode", ["always", "off"])
+def test_symbolic_sizes_and_k0(monkeypatch, mode):
+    """Run-time sizes: the branch sends sizes in range to the library and
+    K = 0 (and M or N = 0) to llvmaccel's kernel, which writes zeros."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", mode)
+    g = _graph(DType.f32, Sym("m"), Sym("n"), Sym("k"), tb=True)
+    c = compiler.compile_graph(g)
+    assert c.kernel.matmuls[0][1] == ("runtime" if mode == "always" else "own")
+    assert (blas.symbol(4) in c.kernel.ir) == (mode == "always")
+    for m, n, k in ODD + [(5, 7, 0), (0, 3, 4), (4, 0, 3)]:
+        _check(c, DType.f32, m, n, k, tb=True)
+    xa = np.zeros((3, 0), np.float32)
+    (y,) = c(xa, np.zeros((4, 0), np.float32))
+    assert y.shape == (3, 4) and not y.any()
+
+
+@needs_blas
+def test_batched_broadcast_and_non_contiguous_inputs(monkeypatch):
+    """Batched matmuls (one library call per batch index, B broadcast), and
+    operands that are views of other tensors (a slice, a non-contiguous
+    numpy array) made contiguous first."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")
+    dt = DType.f32
+    _check(compiler.compile_graph(_graph(dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())),
+           dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())
+    g = _graph(dt, 9, 19, 23, tb=True, batch=(4,), bbatch=())
+    assert f"@{blas.symbol(4)}(" in generate(g).ir  # broadcast B: a call per batch index
+    for ta, tb in [(False, False), (True, True), (False, True)]:
+        g = _graph(dt, 11, 5, 3, ta, tb, batch=(2, 3))
+        ir = generate(g).ir  # one strided-batch call for the 6 matmuls
+        assert f"@{blas.symbol(4, batched=True)}(" in ir and "i32 6)" in ir
+        _check(compiler.compile_graph(g), dt, 11, 5, 3, ta, tb, batch=(2, 3))
+    g = _graph(DType.f64, 7, 13, 17, tb=True, batch=(5,))
+    assert f"@{blas.symbol(8, batched=True)}(" in generate(g).ir
+    _check(compiler.compile_graph(g), DType.f64, 7, 13, 17, tb=True, batch=(5,))
+    g = Graph()
+    a = g.input("a", (9, 20), dt)
+    g.set_outputs([g.matmul(g.slice(a, 1, 2, 19, 2), g.slice(g.permute(a, (1, 0)), 0, 0, 9))])
+    assert "blas" in {k for _, k, _ in generate(g).matmuls}
+    xa = RNG.standard_normal((9, 20)).astype(np.float32)
+    (y,) = compiler.compile_graph(g)(xa)
+    np.testing.assert_allclose(y, xa[:, 2:19:2] @ xa.T[:9], rtol=1e-5, atol=1e-5)
+    c = compiler.compile_graph(_graph(dt, 7, 6, 5))
+    big_a = RNG.standard_normal((7, 10)).astype(np.float32)
+    big_b = RNG.standard_normal((10, 6)).astype(np.float32)
+    (y,) = c(big_a[:, ::2], big_b[::2])  # strided numpy views
+    np.testing.assert_allclose(y, big_a[:, ::2] @ big_b[::2], rtol=1e-5, atol=1e-5)
+
+
+@needs_blas
+def test_shape_classes(monkeypatch):
+    """``auto``: small and narrow matmuls and matrix-vector products stay llvmaccel's,
+    large ones go to the library; symbolic sizes decide at run time; other
+    targets, complex values and sizes past 32 bits never use it."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
+    t = host()
+    big = blas.MIN_FLOPS
+    assert blas.choose(8, 8, 8, 4, False, t, True).kernel == "own"
+    assert blas.choose(4096, 16, 4096, 4, False, t, True, tile_columns=32).kernel == "own"
+    assert blas.choose(4096, 33, 4096, 4, False, t, True, tile_columns=32).kernel == "blas"
+    assert blas.choose(Sym("m"), 8, 512, 4, False, t, True, tile_columns=32).kernel == "own"
+    assert blas.choose(256, 512, 1024, 4, False, t, True).kernel == "blas"
+    assert blas.choose(big, 1, 1, 4, False, t, True).kernel == "blas"
+    assert blas.choose(big - 1, 1, 1, 8, False, t, True).kernel == "own"
+    assert blas.choose(4096, 1, 4096, 4, True, t, True).kernel == "own"  # dot class
+    c = blas.choose(Sym("m"), 64, 64, 4, False, t, True)
+    assert c.kernel == "runtime" and c.min_flops == big
+    assert blas.choose(256, 256, 256, 4, False, t, False).kernel == "own"
+    assert blas.choose(256, 256, 256, 8, False, t, True, complex_=True).kernel == "own"
+    assert blas.choose(1 << 31, 2, 2, 4, False, t, True).kernel == "own"
+    assert blas.choose(256, 256, 0, 4, False, t, True).kernel == "own"
+    other = dataclasses.replace(t, triple="aarch64-unknown-linux-gnu", cpu="neoverse-v2")
+    g = _graph(DType.f32, 256, 256, 256)
+    assert generate(g, target=other).matmuls[0][1] == "own"
+    kern = generate(g)
+    assert kern.matmuls[0][1] == "blas" and kern.uses_blas
+    assert f"call void @{blas.symbol(4)}(i32 101, i32 111, i32 111" in kern.ir
+    # The run-time branch on the sizes: both kernels in one function.
+    kern = generate(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
+    assert kern.matmuls[0][1] == "runtime" and blas.symbol(4) in kern.ir and "%kb" in kern.ir
+    c = compiler.compile_graph(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
+    for m in (1, 4, 5, 9):  # 4 * 1000 * 1000 < MIN_FLOPS < 5 * 1000 * 1000
+        _check(c, DType.f32, m, 1000, 1000, tb=True)
+
+
+def test_off_and_missing_library(monkeypatch):
+    """``LLVMACCEL_BLAS=off`` and a library that cannot be loaded give
+    llvmaccel's kernel, with the reason in :func:`blas.status` and the
+    kernel's record; importing llvmaccel does not need the library."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
+    assert blas.load() is None and "off" in blas.status()
+    kern = generate(_graph(DType.f32, 256, 256, 256))
+    assert kern.matmuls[0][1] == "own" and not kern.uses_blas
+    assert blas.symbol(4) not in kern.ir
+    monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
+    monkeypatch.setattr(blas, "_load", lambda: None)
+    monkeypatch.setattr(blas, "_status", "scipy-openblas32 is not installed: ...")
+    kern = generate(_graph(DType.f32, 256, 256, 256))
+    assert kern.matmuls[0] == (kern.matmuls[0][0], "own", "scipy-openblas32 is not installed: ...")
+    _check(compiler.compile_graph(_graph(DType.f32, 70, 80, 90)), DType.f32, 70, 80, 90)
+
+
+@needs_blas
+def test_threads_follow_torch_or_the_option(monkeypatch):
+    """The library's threads: set_num_threads, else $LLVMACCEL_NUM_THREADS,
+    else torch.get_num_threads(); applied before a call that uses it."""
+    torch = pytest.importorskip("torch")
+    lib = blas.load()
+    monkeypatch.delenv("LLVMACCEL_NUM_THREADS", raising=False)
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")
+    c = compiler.compile_graph(_graph(DType.f32, 40, 40, 40))
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        _check(c, DType.f32, 40, 40, 40)
+        assert lib.scipy_openblas_get_num_threads() == 1
+        blas.set_num_threads(2)
+        _check(c, DType.f32, 40, 40, 40)
+        assert lib.scipy_openblas_get_num_threads() == min(2, _cores())
+        blas.set_num_threads(None)
+        monkeypatch.setenv("LLVMACCEL_NUM_THREADS", "1")
+        _check(c, DType.f32, 40, 40, 40)
+        assert lib.scipy_openblas_get_num_threads() == 1
+        with pytest.raises(ValueError, match="positive int"):
+            blas.set_num_threads(0)
+    finally:
+        blas.set_num_threads(None)
+        torch.set_num_threads(old)
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
