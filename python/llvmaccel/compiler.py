@@ -468,7 +468,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
             if hit is not None:
                 _stats.memory_hits += 1
                 return hit
-        compiled = _compile(graph, pipeline, key)
+        compiled = _compile(graph, pipeline, key, parallel)
         with _cache_lock:
             _cache[key] = compiled
             _stats.compilations += 1
@@ -489,8 +489,8 @@ def _inter_op_kernel(graph: Graph) -> tuple[Kernel, list[interop.Branch]] | None
         return None
 
 
-def _compile(graph: Graph, pipeline: str, key: tuple) -> CompiledGraph:
-    made = _inter_op_kernel(graph) if key[8] else None
+def _compile(graph: Graph, pipeline: str, key: tuple, parallel: bool) -> CompiledGraph:
+    made = _inter_op_kernel(graph) if parallel else None
     kernel = made[0] if made is not None else generate(graph)
     digest = hashlib.sha256(
         "\0".join([kernel.ir, *map(str, key[2:])]).encode()).hexdigest()[:40]

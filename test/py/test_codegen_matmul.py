@@ -217,3 +217,24 @@ def test_integer_matmul_through_torch_is_exact():
         with torch.no_grad():
             got = fn(a, b)
         assert got.dtype == dtype and torch.equal(got, torch.relu(a @ b) + 1)
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+def test_few_rows_read_b_in_place(dt):
+    """M <= MR with B contiguous along j (a decode step's h @ W): full panels
+    read B in place, only the right edge is packed; every remainder of N and
+    K, batches, and a transposed A."""
+    vw, mr, nr, kc = _tiling(dt)
+    for m, n, k, ta in [(1, nr, 5, False), (1, 3 * nr + vw + 1, kc + 3, False),
+                        (mr, 2 * nr - 1, 2 * kc, False), (2, nr + 1, 1, True), (1, 1, 7, False),
+                        (mr, nr, 0, False)]:
+        g = _graph(dt, m, n, k, ta=ta)
+        kern = generate(g)
+        _check(compiler.compile_graph(g), dt, m, n, k, ta=ta)
+        if k and n >= vw:  # B is packed only at the right edge, after the branch
+            assert kern.ir.index("%pk") > kern.ir.index(".edge"), (m, n, k)
+    # More rows than one tile: packed before the branch, as before.
+    ir = generate(_graph(dt, mr + 1, nr, 5)).ir
+    assert ir.index("%pk") < ir.index(".edge")
+    _check(compiler.compile_graph(_graph(dt, 1, nr + 3, 9, batch=(3,))), dt, 1, nr + 3, 9,
+           batch=(3,))

@@ -224,8 +224,12 @@ class MatmulEmitter(EmitterCore):
         vector registers across the k-block; the first k-block starts from
         zero, the next ones from C. At the right edge (``N - j0 < NR``)
         the tile goes through a stack buffer, so that only valid columns of
-        C are read and written."""
+        C are read and written. With at most one row tile (``M <= MR``, a
+        vector-matrix product such as a decode step's ``h @ W``) and B
+        contiguous along ``j``, a full panel would be used once: the tile
+        reads B in place and only the right edge is packed."""
         nr = mm.nrv * mm.vw
+        in_place = not mm.tb and mm.dm.isdigit() and int(mm.dm) <= mm.mr
         panel = self.stack(mm, "panel", mm.kc * nr)
         tile = self.stack(mm, "tile", mm.mr * nr)
         nkb = self.call("llvm.smax.i64", "i64",
@@ -240,7 +244,8 @@ class MatmulEmitter(EmitterCore):
             with self.loop(njb, hint="jb") as jb:
                 j0 = self.imul(jb, str(nr))
                 cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
-                self.mm_pack(mm, panel, pc, kc, j0, cols)
+                if not in_place:
+                    self.mm_pack(mm, panel, pc, kc, j0, cols)
                 # Full panel, or the right edge with as few vectors as cover it.
                 done = self.label("cols")
                 labels = [self.label("full")] + [self.label("edge") for _ in range(mm.nrv)]
@@ -248,13 +253,15 @@ class MatmulEmitter(EmitterCore):
                 self.line(f"br i1 {full}, label %{labels[0]}, label %{labels[1]}")
                 for nv in range(mm.nrv + 1):
                     self.start_block(labels[nv])
+                    if in_place and nv == 1:  # the first edge block: pack it now
+                        self.mm_pack(mm, panel, pc, kc, j0, cols)
                     if 0 < nv < mm.nrv:  # the edge needs nv vectors, or more
                         fits = self.op(f"icmp sle i64 {cols}, {nv * mm.vw}", "c")
                         more = self.label("edge")
                         self.line(f"br i1 {fits}, label %{more}, label %{labels[nv + 1]}")
                         self.start_block(more)
-                    tile_args = (nv or mm.nrv, panel, tile if nv else None, pc, kc, j0, cols,
-                                 first)
+                    tile_args = (nv or mm.nrv, None if in_place and not nv else panel,
+                                 tile if nv else None, pc, kc, j0, cols, first)
                     with self.loop(mfull, hint="ib") as ib:
                         self.mm_tile(mm, self.imul(ib, str(mm.mr)), mm.mr, *tile_args)
                     base = self.imul(mfull, str(mm.mr))
@@ -292,11 +299,12 @@ class MatmulEmitter(EmitterCore):
                 p = self.ptr(panel, mm.t, self.iadd(self.imul(k, str(nr)), c))
                 self.line(f"store {mm.t} {zero}, ptr {p}")
 
-    def mm_tile(self, mm: _Matmul, i0: str, rows: int, nv: int, panel: str, tile: str | None,
-                pc: str, kc: str, j0: str, cols: str, first: str) -> None:
+    def mm_tile(self, mm: _Matmul, i0: str, rows: int, nv: int, panel: str | None,
+                tile: str | None, pc: str, kc: str, j0: str, cols: str, first: str) -> None:
         """``C[i0:i0+rows, j0:j0+nv*W] (+)= A[i0:i0+rows, pc:pc+kc] @ panel``
-        with ``rows x nv`` vector accumulators. ``tile`` (the right edge): C
-        goes through that stack buffer, ``cols`` columns of it."""
+        with ``rows x nv`` vector accumulators (``panel`` None: B itself, read
+        in place along ``j``). ``tile`` (the right edge): C goes through that
+        stack buffer, ``cols`` columns of it."""
         nr = mm.nrv * mm.vw
         crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn)) for r in range(rows)]
         if tile is not None:
@@ -318,9 +326,14 @@ class MatmulEmitter(EmitterCore):
                 init = self.op(f"select i1 {first}, {mm.vt} zeroinitializer, {mm.vt} {old}")
                 self.line(f"store {mm.vt} {init}, ptr {accs[r][q]}")
         with self.loop(kc, hint="k") as k:
-            brow = self.imul(k, str(nr))
-            bv = [self.vload(mm, panel, self.iadd(brow, str(q * mm.vw))) for q in range(nv)]
             kk = self.iadd(pc, k)
+            if panel is None:
+                bv = [self.vload(mm, mm.bb.param,
+                                 self.addr_b(mm, kk, self.iadd(j0, str(q * mm.vw))))
+                      for q in range(nv)]
+            else:
+                brow = self.imul(k, str(nr))
+                bv = [self.vload(mm, panel, self.iadd(brow, str(q * mm.vw))) for q in range(nv)]
             for r in range(rows):
                 av = self.splat(mm, self.load(mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk)))
                 for q in range(nv):
