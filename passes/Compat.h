@@ -6,7 +6,7 @@
 ///
 /// \file
 /// The one place where llvmaccel absorbs API differences between the LLVM
-/// releases it supports (19 through 22). Pass sources include this header
+/// releases it supports (19 through 23). Pass sources include this header
 /// instead of testing LLVM_VERSION_MAJOR themselves.
 ///
 //===----------------------------------------------------------------------===//
@@ -55,6 +55,17 @@ namespace accel {
 /// argument that LLVM 20 added to some of them.
 using ModuleEPCallback =
     std::function<void(ModulePassManager &, OptimizationLevel)>;
+
+/// Whether \p Level asks for speed at -O\p MinSpeedup or above and not for
+/// size. LLVM 23 made OptimizationLevel an enumeration of O0..O3 (-Os and -Oz
+/// are function attributes there, which the passes' cost models read).
+inline bool speedLevelAtLeast(OptimizationLevel Level, unsigned MinSpeedup) {
+#if LLVM_VERSION_MAJOR >= 23
+  return static_cast<unsigned>(Level) >= MinSpeedup;
+#else
+  return Level.getSpeedupLevel() >= MinSpeedup && Level.getSizeLevel() == 0;
+#endif
+}
 
 /// Registers \p C at the OptimizerLast extension point (the very end of the
 /// default module optimization pipeline, after vectorization).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "LLVMAccelError", "IRParseError", "PipelineError", "VerifyError", "JITError",
-    "KernelZeroDivisionError",
+    "KernelZeroDivisionError", "LLVMNotFoundError",
 ]
 
 
@@ -48,3 +48,22 @@ class KernelZeroDivisionError(ZeroDivisionError, RuntimeError):
     both a :class:`RuntimeError` (so code written against eager still catches
     it) and a :class:`ZeroDivisionError`.
     """
+
+
+class LLVMNotFoundError(ImportError, LLVMAccelError):
+    """The shared LLVM library that llvmaccel was built against is missing.
+
+    Raised when the native extension is first imported. The message names the
+    LLVM release this build needs and the two ways to get it: the PyPI LLVM
+    package (``karellen-llvm-core``) or Debian's ``llvm-NN`` packages.
+
+    Attributes:
+        llvm_version: the LLVM release (``MAJOR.MINOR``) this build needs, or
+            "" when the build did not record it.
+        library: the file name of the library (``libLLVM.so.23.1``), or "".
+    """
+
+    def __init__(self, message: str, llvm_version: str = "", library: str = "") -> None:
+        super().__init__(message)
+        self.llvm_version = llvm_version
+        self.library = library
