@@ -30,6 +30,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
+#if LLVM_VERSION_MAJOR >= 23
+#include "llvm/Analysis/SimplifyQuery.h"
+#endif
 #if LLVM_VERSION_MAJOR >= 22
 #include "llvm/Plugins/PassPlugin.h"
 #else
@@ -206,6 +209,21 @@ inline KnownBits knownBitsAt(const Value *V, const DataLayout &DL,
   return computeKnownBits(V, DL, AC, CxtI, DT);
 #else
   return computeKnownBits(V, DL, /*Depth=*/0, AC, CxtI, DT);
+#endif
+}
+
+/// The range of \p V at \p CxtI (LLVM 23 takes a SimplifyQuery instead of
+/// the separate analyses).
+inline ConstantRange constantRangeAt(const Value *V, bool ForSigned,
+                                     const DataLayout &DL, AssumptionCache *AC,
+                                     const Instruction *CxtI,
+                                     const DominatorTree *DT) {
+#if LLVM_VERSION_MAJOR >= 23
+  return computeConstantRange(V, ForSigned, SimplifyQuery(DL, DT, AC, CxtI));
+#else
+  (void)DL;
+  return computeConstantRange(V, ForSigned, /*UseInstrInfo=*/true, AC, CxtI,
+                              DT);
 #endif
 }
 

@@ -8,7 +8,6 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
 from typing import TYPE_CHECKING, Any
 
 from .errors import IRParseError, LLVMAccelError
