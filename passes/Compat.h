@@ -176,6 +176,16 @@ inline void setTriple(Module &M, const Triple &T) {
 #endif
 }
 
+/// The registered target for \p TT, or null with \p Err set (LLVM 23 takes
+/// only a Triple).
+inline const Target *lookupTarget(const Triple &TT, std::string &Err) {
+#if LLVM_VERSION_MAJOR >= 23
+  return TargetRegistry::lookupTarget(TT, Err);
+#else
+  return TargetRegistry::lookupTarget(TT.str(), Err);
+#endif
+}
+
 /// Creates a target machine for \p TT (which takes a Triple since LLVM 21).
 inline TargetMachine *createTargetMachine(const Target &T, const Triple &TT,
                                           StringRef CPU, StringRef Features) {
