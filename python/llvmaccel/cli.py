@@ -47,7 +47,8 @@ class _VersionAction(argparse.Action):
             llvm = f"LLVM {_pipeline().llvm_version()}"
         except LLVMAccelError as err:
             llvm = f"LLVM not loaded: {str(err).splitlines()[0]}"
-        parser.exit(message=f"llvmaccel 0.1.0 ({llvm})\n")
+        print(f"llvmaccel 0.1.0 ({llvm})")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def _cmd_plugin_path(args: argparse.Namespace) -> int:

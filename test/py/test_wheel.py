@@ -92,8 +92,10 @@ def test_fresh_venv_without_system_llvm(wheelhouse, tmp_path):
     smoke = ROOT / "test" / "py" / "wheel" / "smoke.py"
     in_ll = tmp_path / "in.ll"
     shutil.copy(ROOT / "examples" / "in.ll", in_ll)
+    # JAX_PLATFORMS=cpu: without it jax probes for a TPU plugin, whose loader
+    # crashed the process here (a borrowed libtpu; no TPU on these machines).
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "EMPTY": str(empty),
-           "LLVMACCEL_CACHE_DIR": "off"}
+           "LLVMACCEL_CACHE_DIR": "off", "JAX_PLATFORMS": "cpu"}
     out = _sh(["unshare", "-m", "sh", "-c", script, "sh", str(py), str(smoke), str(in_ll)],
               env=env, timeout=1800)
     print(out.stdout)
