@@ -1,5 +1,7 @@
 ; The README's Python example: y[i] = a * x[i] + y[i] (@axpy), and the
-; embedding-bag sum of in.ll (@embedding_sum), where accel-prefetch fires.
+; embedding-bag sum of in.ll (@embedding_sum) with rows of 256 floats, where
+; accel-prefetch fires for the host too (wide vectors leave a 64-float row
+; too little work per access).
 define void @axpy(ptr noalias %y, ptr noalias %x, float %a, i64 %n) {
 entry:
   %empty = icmp eq i64 %n, 0
@@ -31,7 +33,7 @@ loop:
   %i = phi i64 [ 0, %entry ], [ %i.next, %latch ]
   %pb = getelementptr inbounds i64, ptr %B, i64 %i
   %b = load i64, ptr %pb
-  %row = mul i64 %b, 64
+  %row = mul i64 %b, 256
   %prow = getelementptr inbounds float, ptr %T, i64 %row
   br label %inner
 
@@ -44,7 +46,7 @@ inner:
   %s = fadd float %o, %t
   store float %s, ptr %po
   %k.next = add nuw nsw i64 %k, 1
-  %kdone = icmp eq i64 %k.next, 64
+  %kdone = icmp eq i64 %k.next, 256
   br i1 %kdone, label %latch, label %inner
 
 latch:

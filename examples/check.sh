@@ -9,7 +9,7 @@ cp "$here/in.ll" "$work"
 cd "$work"
 llvmaccel opt in.ll -passes='default<O3>' -o out.ll
 
-llvmaccel check in.ll --passes accel-prefetch            # every function, 64 inputs
-llvmaccel check in.ll -f embedding_sum --passes 'default<O3>' --cases 500 --reduce
+llvmaccel check in.ll --passes accel-prefetch --arg B=bytes:8192,elem:i64,bound:16   # every function, 64 inputs
+llvmaccel check in.ll -f embedding_sum --passes 'accel-prefetch<distance=32>' --arg B=bytes:8192,elem:i64,bound:16 --cases 500 --reduce
 llvmaccel check in.ll --after out.ll --arg B=bytes:8192,elem:i64,bound:16 --arg n=range:0..1024
-llvmaccel check in.ll --passes accel-prefetch --targets x86_64,aarch64,riscv64,nvptx,amdgpu,spirv
+llvmaccel check in.ll --passes accel-prefetch --arg B=bytes:8192,elem:i64,bound:16 --targets x86_64,aarch64,riscv64,nvptx,amdgpu,spirv

@@ -9,7 +9,7 @@ module = llvmaccel.load_module("examples/axpy.ll")  # or parse_ir(text_or_bitcod
 report = llvmaccel.run_passes(module, "default<O3>", target="host")
 for remark in report.remarks:                         # pass, kind, function, message, location
     print(remark.pass_name, remark.kind, remark.function, remark.message)
-print(report.statistics)                              # {"accel-prefetch.NumIndirectPrefetches": 1, ...}
+print(report.statistics)                              # {"accel-prefetch.NumIndirectPrefetches": 8, ...}
 
 x = np.arange(1024, dtype=np.float32)
 y = np.ones_like(x)
