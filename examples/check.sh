@@ -7,7 +7,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp "$here/in.ll" "$work"
 cd "$work"
-llvmaccel opt in.ll -passes='default<O3>' -o out.ll
+llvmaccel opt in.ll -passes='accel-prefetch<distance=32>' -o out.ll
 
 llvmaccel check in.ll --passes accel-prefetch --arg B=bytes:8192,elem:i64,bound:16   # every function, 64 inputs
 llvmaccel check in.ll -f embedding_sum --passes 'accel-prefetch<distance=32>' --arg B=bytes:8192,elem:i64,bound:16 --cases 500 --reduce
