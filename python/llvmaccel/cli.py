@@ -28,7 +28,7 @@ def _pipeline() -> Any:
     return pipeline
 
 
-def load_module(path: str) -> Module:
+def _load_module(path: str) -> Module:
     from .ir import load_module as load
 
     return load(path)
@@ -82,7 +82,7 @@ def _pass_dict(info: PassInfo) -> dict:
 
 def _cmd_opt(args: argparse.Namespace) -> int:
     try:
-        module = load_module(args.input)
+        module = _load_module(args.input)
     except IRParseError as err:
         print(f"{args.input}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
         return 1
@@ -114,7 +114,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .check import check, cli_args, defined_functions, reproduce_command
     from .crosstarget import check_targets
 
-    text = str(load_module(args.input))
+    text = str(_load_module(args.input))
     functions = [args.function] if args.function else defined_functions(text)
     modes = sum(x is not None for x in (args.passes, args.after, args.transform))
     if modes != 1:
@@ -210,7 +210,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     from .check import cli_args, defined_functions
     from .irprofile import profile_ir
 
-    module = load_module(args.input)
+    module = _load_module(args.input)
     functions = [args.function] if args.function else defined_functions(str(module))
     if not functions:
         print(f"llvmaccel: error: {args.input} defines no function", file=sys.stderr)
