@@ -37,8 +37,8 @@ def _hidden(code: str | None = None, argv: list[str] | None = None) -> subproces
     script = f'mount --bind /dev/null "{lib}" && exec "$@"'
     out = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", *cmd],
                          capture_output=True, text=True, timeout=120)
-    if "mount" in out.stderr and "permission denied" in out.stderr.lower():
-        pytest.skip("mount namespaces are not permitted here")
+    if out.returncode != 0 and ("unshare:" in out.stderr or "mount:" in out.stderr):
+        pytest.skip(f"mount namespaces are not permitted here: {out.stderr.strip()}")
     return out
 
 

@@ -63,6 +63,10 @@ def test_wheel_is_manylinux_without_llvm_inside(wheelhouse):
 def test_fresh_venv_without_system_llvm(wheelhouse, tmp_path):
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare(1) to hide the system LLVM")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f'mount --bind "{tmp_path}" "{tmp_path}"'],
+                           capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"mount namespaces are not permitted here: {probe.stderr.strip()}")
     venv = tmp_path / "venv"
     _sh([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
