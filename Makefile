@@ -4,7 +4,7 @@ LLVM ?= 22
 VENV := .venv
 BIN := $(VENV)/bin
 export LLVMACCEL_LLVM_VERSION := $(LLVM)
-LIT_RELEASES := lit-19 lit-20 lit-21 lit-22
+LIT_RELEASES := lit-19 lit-20 lit-21 lit-22 lit-23
 
 .PHONY: setup demo test test-lit test-py lint clean test-sanitized fuzz-ci $(LIT_RELEASES)
 
@@ -66,7 +66,8 @@ test-lit:
 test-py:
 	$(BIN)/pytest -q test/py
 
-# The lit suite against another LLVM release, e.g. `make lit-19`.
+# The lit suite against another LLVM release, e.g. `make lit-19` (`make lit-23`:
+# the PyPI LLVM wheels, with Debian's FileCheck).
 $(LIT_RELEASES):
 	LLVMACCEL_LLVM_VERSION=$(@:lit-%=%) ./scripts/setup.sh --lit-only
 	$(BIN)/lit -sv $(LIT_ARGS) build/llvm-$(@:lit-%=%)/test/lit

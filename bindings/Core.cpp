@@ -311,7 +311,7 @@ Status makeTargetMachine(Module &M, const RunOptions &Opts,
   if (TripleStr.empty())
     return Status();
   std::string Err;
-  const Target *T = TargetRegistry::lookupTarget(TripleStr, Err);
+  const Target *T = accel::lookupTarget(Triple(TripleStr), Err);
   if (!T)
     return Status(); // Like opt: target-independent passes still run.
   TM.reset(accel::createTargetMachine(*T, Triple(TripleStr), "", ""));

@@ -243,8 +243,7 @@ bool ShapeAnchors::stateFacts(Instruction &V) {
   for (auto [In, Ctx] : Incoming) {
     KnownBits K = accel::knownBitsAt(In, DL, &AC, Ctx, &DT);
     ConstantRange CR =
-        computeConstantRange(In, /*ForSigned=*/false,
-                             /*UseInstrInfo=*/true, &AC, Ctx, &DT)
+        accel::constantRangeAt(In, /*ForSigned=*/false, DL, &AC, Ctx, &DT)
             .intersectWith(ConstantRange::fromKnownBits(K, /*IsSigned=*/false));
     Known = Known ? Known->intersectWith(K) : K;
     Range = Range ? Range->unionWith(CR) : CR;
@@ -261,7 +260,7 @@ bool ShapeAnchors::stateFacts(Instruction &V) {
   KnownBits Stated = VKnown;
   Stated.Zero.setLowBits(TZ);
   ConstantRange VRange =
-      computeConstantRange(&V, false, true, &AC, Here, &DT)
+      accel::constantRangeAt(&V, /*ForSigned=*/false, DL, &AC, Here, &DT)
           .intersectWith(ConstantRange::fromKnownBits(Stated, false));
   APInt Lo = Range->getUnsignedMin(), Hi = Range->getUnsignedMax();
   bool NewUpper = Hi.ult(VRange.getUnsignedMax());

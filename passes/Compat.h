@@ -6,7 +6,7 @@
 ///
 /// \file
 /// The one place where llvmaccel absorbs API differences between the LLVM
-/// releases it supports (19 through 22). Pass sources include this header
+/// releases it supports (19 through 23). Pass sources include this header
 /// instead of testing LLVM_VERSION_MAJOR themselves.
 ///
 //===----------------------------------------------------------------------===//
@@ -30,6 +30,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
+#if LLVM_VERSION_MAJOR >= 23
+#include "llvm/Analysis/SimplifyQuery.h"
+#endif
 #if LLVM_VERSION_MAJOR >= 22
 #include "llvm/Plugins/PassPlugin.h"
 #else
@@ -55,6 +58,17 @@ namespace accel {
 /// argument that LLVM 20 added to some of them.
 using ModuleEPCallback =
     std::function<void(ModulePassManager &, OptimizationLevel)>;
+
+/// Whether \p Level asks for speed at -O\p MinSpeedup or above and not for
+/// size. LLVM 23 made OptimizationLevel an enumeration of O0..O3 (-Os and -Oz
+/// are function attributes there, which the passes' cost models read).
+inline bool speedLevelAtLeast(OptimizationLevel Level, unsigned MinSpeedup) {
+#if LLVM_VERSION_MAJOR >= 23
+  return static_cast<unsigned>(Level) >= MinSpeedup;
+#else
+  return Level.getSpeedupLevel() >= MinSpeedup && Level.getSizeLevel() == 0;
+#endif
+}
 
 /// Registers \p C at the OptimizerLast extension point (the very end of the
 /// default module optimization pipeline, after vectorization).
@@ -162,6 +176,16 @@ inline void setTriple(Module &M, const Triple &T) {
 #endif
 }
 
+/// The registered target for \p TT, or null with \p Err set (LLVM 23 takes
+/// only a Triple).
+inline const Target *lookupTarget(const Triple &TT, std::string &Err) {
+#if LLVM_VERSION_MAJOR >= 23
+  return TargetRegistry::lookupTarget(TT, Err);
+#else
+  return TargetRegistry::lookupTarget(TT.str(), Err);
+#endif
+}
+
 /// Creates a target machine for \p TT (which takes a Triple since LLVM 21).
 inline TargetMachine *createTargetMachine(const Target &T, const Triple &TT,
                                           StringRef CPU, StringRef Features) {
@@ -195,6 +219,21 @@ inline KnownBits knownBitsAt(const Value *V, const DataLayout &DL,
   return computeKnownBits(V, DL, AC, CxtI, DT);
 #else
   return computeKnownBits(V, DL, /*Depth=*/0, AC, CxtI, DT);
+#endif
+}
+
+/// The range of \p V at \p CxtI (LLVM 23 takes a SimplifyQuery instead of
+/// the separate analyses).
+inline ConstantRange constantRangeAt(const Value *V, bool ForSigned,
+                                     const DataLayout &DL, AssumptionCache *AC,
+                                     const Instruction *CxtI,
+                                     const DominatorTree *DT) {
+#if LLVM_VERSION_MAJOR >= 23
+  return computeConstantRange(V, ForSigned, SimplifyQuery(DL, DT, AC, CxtI));
+#else
+  (void)DL;
+  return computeConstantRange(V, ForSigned, /*UseInstrInfo=*/true, AC, CxtI,
+                              DT);
 #endif
 }
 

@@ -182,7 +182,7 @@ bool parseModulePass(StringRef Name, ModulePassManager &MPM) {
 /// Whether the default pipeline at \p Level gets llvmaccel passes: O2 and O3
 /// only, since the passes trade code size for speed.
 bool wantsPasses(OptimizationLevel Level) {
-  return Level.getSpeedupLevel() >= 2 && Level.getSizeLevel() == 0;
+  return accel::speedLevelAtLeast(Level, 2);
 }
 
 /// Adds the function passes of Passes.def that join at \p EP, with their

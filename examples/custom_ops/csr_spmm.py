@@ -107,6 +107,16 @@ def main() -> None:
         compiled = torch.compile(layer, backend="llvmaccel")(*args)
     torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=1e-4)
 
+    # The README's lines: the op inside a compiled function, inlined.
+    relu_spmm = torch.compile(lambda *a: torch.relu(csr_spmm(*a)), backend="llvmaccel")   # inlined
+    relu_spmm_jax = llvmaccel.jax.jit(lambda *a: jax.nn.relu(csr_spmm(*a)))                    # inlined
+    with torch.no_grad():
+        torch.testing.assert_close(relu_spmm(*args), torch.relu(csr_spmm(*args)))
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(np.asarray(relu_spmm_jax(indptr, indices, values, h)),
+                                   np.maximum(reference(indptr, indices, values, h), 0),
+                                   rtol=1e-4, atol=1e-4)
+
     # JAX: the same layer under llvmaccel.jax.jit
     @llvmaccel.jax.jit
     def graph_conv(indptr, indices, values, h, w):

@@ -15,30 +15,50 @@ The package wraps the LLVMAccel pass plugin:
 
 from __future__ import annotations
 
-from . import jit, kernelgen, profiling
-from .check import CheckResult, Finding, check
-from .custom_ops import CustomOp, custom_op
+from typing import Any
+
 from .errors import (
     IRParseError,
     JITError,
     KernelIndexError,
     KernelZeroDivisionError,
     LLVMAccelError,
+    LLVMNotFoundError,
     PipelineError,
     VerifyError,
 )
-from .ir import Function, Module, load_module, parse_ir
-from .pipeline import (
-    PassInfo,
-    PassParameter,
-    Remark,
-    Report,
-    llvm_version,
-    passes,
-    plugin_path,
-    run_passes,
-)
-from .profiling import Profile, profile
+
+try:
+    from . import jit, kernelgen, profiling
+    from .check import CheckResult, Finding, check
+    from .custom_ops import CustomOp, custom_op
+    from .ir import Function, Module, load_module, parse_ir
+    from .pipeline import (
+        PassInfo,
+        PassParameter,
+        Remark,
+        Report,
+        llvm_version,
+        passes,
+        plugin_path,
+        run_passes,
+    )
+    from .profiling import Profile, profile
+except LLVMNotFoundError as _llvm_missing:
+    # Without its libLLVM the package still imports, so that `llvmaccel --help`
+    # works; every use of it (and every `from llvmaccel import ...` of a name
+    # that needs LLVM) raises the same LLVMNotFoundError, which says what to
+    # install.
+    _LLVM_MISSING: LLVMNotFoundError | None = _llvm_missing
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        missing = _LLVM_MISSING
+        assert missing is not None
+        raise LLVMNotFoundError(str(missing), missing.llvm_version, missing.library)
+else:
+    _LLVM_MISSING = None
 
 __version__ = "0.1.0"
 
@@ -52,6 +72,7 @@ __all__ = [
     "KernelIndexError",
     "KernelZeroDivisionError",
     "LLVMAccelError",
+    "LLVMNotFoundError",
     "Module",
     "PassInfo",
     "PassParameter",

@@ -8,21 +8,56 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from . import pipeline as _passes
 from .errors import IRParseError, LLVMAccelError
-from .ir import load_module
+
+if TYPE_CHECKING:
+    from .ir import Module
+    from .pipeline import PassInfo
 
 __all__ = ["main"]
 
 
+# The native extension (and with it libLLVM) is imported by the commands, not
+# here: `llvmaccel --help` works without it, and a command run without it is
+# one LLVMNotFoundError message (what to install), not a traceback.
+def _pipeline() -> Any:
+    from . import pipeline
+
+    return pipeline
+
+
+def _load_module(path: str) -> Module:
+    from .ir import load_module as load
+
+    return load(path)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, with the LLVM release (which needs the extension)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        try:
+            llvm = f"LLVM {_pipeline().llvm_version()}"
+        except LLVMAccelError as err:
+            llvm = f"LLVM not loaded: {str(err).splitlines()[0]}"
+        print(f"llvmaccel 0.1.0 ({llvm})")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
 def _cmd_plugin_path(args: argparse.Namespace) -> int:
-    print(_passes.plugin_path())
+    print(_pipeline().plugin_path())
     return 0
 
 
 def _cmd_passes(args: argparse.Namespace) -> int:
-    catalog = _passes.passes()
+    catalog = _pipeline().passes()
     if args.json:
         print(json.dumps([_pass_dict(p) for p in catalog], indent=2))
         return 0
@@ -35,7 +70,7 @@ def _cmd_passes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pass_dict(info: _passes.PassInfo) -> dict:
+def _pass_dict(info: PassInfo) -> dict:
     return {
         "name": info.name,
         "kind": info.kind,
@@ -47,11 +82,11 @@ def _pass_dict(info: _passes.PassInfo) -> dict:
 
 def _cmd_opt(args: argparse.Namespace) -> int:
     try:
-        module = load_module(args.input)
+        module = _load_module(args.input)
     except IRParseError as err:
         print(f"{args.input}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
         return 1
-    report = _passes.run_passes(
+    report = _pipeline().run_passes(
         module,
         args.passes,
         verify_each=args.verify_each,
@@ -79,7 +114,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from .check import check, cli_args, defined_functions, reproduce_command
     from .crosstarget import check_targets
 
-    text = str(load_module(args.input))
+    text = str(_load_module(args.input))
     functions = [args.function] if args.function else defined_functions(text)
     modes = sum(x is not None for x in (args.passes, args.after, args.transform))
     if modes != 1:
@@ -135,7 +170,7 @@ def _reduce_finding(args: argparse.Namespace, fn: str, finding: object) -> int:
 def _cmd_fuzz(args: argparse.Namespace) -> int:
     from .fuzz import fuzz
 
-    names = args.pass_name or [p.name for p in _passes.passes()]
+    names = args.pass_name or [p.name for p in _pipeline().passes()]
     status = 0
     for name in names:
         report = fuzz(name, seconds=args.seconds, kernels=args.kernels, seed=args.seed,
@@ -175,7 +210,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     from .check import cli_args, defined_functions
     from .irprofile import profile_ir
 
-    module = load_module(args.input)
+    module = _load_module(args.input)
     functions = [args.function] if args.function else defined_functions(str(module))
     if not functions:
         print(f"llvmaccel: error: {args.input} defines no function", file=sys.stderr)
@@ -205,8 +240,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="llvmaccel",
         description="LLVM IR optimizations for AI workloads.",
     )
-    parser.add_argument("--version", action="version",
-                        version=f"llvmaccel 0.1.0 (LLVM {_passes.llvm_version()})")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="show the llvmaccel and LLVM versions and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plugin-path", help="print the LLVMAccel plugin's path")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "LLVMAccelError", "IRParseError", "PipelineError", "VerifyError", "JITError",
-    "KernelIndexError",
-    "KernelZeroDivisionError",
+    "KernelIndexError", "KernelZeroDivisionError", "LLVMNotFoundError",
 ]
 
 
@@ -58,3 +57,22 @@ class KernelIndexError(IndexError, RuntimeError):
     ``RuntimeError`` for others (``index_add`` on a vector, on a matrix);
     this is both, so code written against eager catches it either way.
     """
+
+
+class LLVMNotFoundError(ImportError, LLVMAccelError):
+    """The shared LLVM library that llvmaccel was built against is missing.
+
+    Raised when the native extension is first imported. The message names the
+    LLVM release this build needs and the two ways to get it: the PyPI LLVM
+    package (``karellen-llvm-core``) or Debian's ``llvm-NN`` packages.
+
+    Attributes:
+        llvm_version: the LLVM release (``MAJOR.MINOR``) this build needs, or
+            "" when the build did not record it.
+        library: the file name of the library (``libLLVM.so.23.1``), or "".
+    """
+
+    def __init__(self, message: str, llvm_version: str = "", library: str = "") -> None:
+        super().__init__(message)
+        self.llvm_version = llvm_version
+        self.library = library

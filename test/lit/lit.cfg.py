@@ -25,9 +25,12 @@ plugin = config.llvmaccel_plugin
 config.substitutions.append(("%shlibext", os.path.splitext(plugin)[1]))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%loadaccel", f"-load-pass-plugin={plugin}"))
+# FileCheck, not and count may come from another LLVM (test/lit/CMakeLists.txt).
+utils = getattr(config, "llvmaccel_lit_utils_dir", "") or tools
 for tool in ("opt", "FileCheck", "not", "count", "llc", "llvm-as", "llvm-dis"):
+    where = utils if tool in ("FileCheck", "not", "count") else tools
     # Whole words only: `not` must not rewrite `--implicit-check-not=`.
-    config.substitutions.append((rf"(?<![-\w]){tool}\b(?![-.=])", os.path.join(tools, tool)))
+    config.substitutions.append((rf"(?<![-\w]){tool}\b(?![-.=])", os.path.join(where, tool)))
 if config.llvmaccel_clang:
     config.substitutions.append(("%clang", config.llvmaccel_clang))
     config.available_features.add("clang")
@@ -69,6 +72,8 @@ if config.llvm_version_major >= 21:
     config.available_features.add("llvm-ge-21")
 if config.llvm_version_major >= 22:
     config.available_features.add("llvm-ge-22")
+if config.llvm_version_major >= 23:
+    config.available_features.add("llvm-ge-23")
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("host-x86_64")
 

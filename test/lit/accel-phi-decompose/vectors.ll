@@ -6,6 +6,7 @@
 ; (a vector load becomes one load per lane, of the same bytes), so the loop
 ; keeps no vector value; one with another user stays a vector.
 
+; REQUIRES: x86-registered-target, aarch64-registered-target
 ; RUN: opt %loadaccel -passes=accel-phi-decompose -S %s -mtriple=x86_64-unknown-linux-gnu -mattr=+avx2 \
 ; RUN:   -pass-remarks-missed=accel-phi-decompose 2>%t.avx2.txt | FileCheck %s --check-prefixes=CHECK,SPLIT4,KEEP8
 ; RUN: FileCheck %s --check-prefix=AVX2-MISSED < %t.avx2.txt

@@ -2,6 +2,7 @@
 ; AArch64 (a 256-byte row is 4 lines), 256 bytes on A64FX (1 line).
 ; `cache-line=` overrides the target.
 
+; REQUIRES: x86-registered-target, aarch64-registered-target
 ; RUN: opt %loadaccel -mtriple=x86_64-unknown-linux-gnu -passes='accel-prefetch<distance=16>' \
 ; RUN:   -pass-remarks=accel-prefetch -S %s 2>%t.x86 | FileCheck %s --check-prefix=LINES4
 ; RUN: FileCheck %s --check-prefix=REMARK4 --input-file=%t.x86
