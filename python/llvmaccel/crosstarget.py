@@ -338,7 +338,8 @@ def _gpu(name: str, before: str, pipeline: str | None, fn: str, work: str) -> tu
 
 def check_targets(before_ir: str, after_ir: str, function: str, targets: list[str], *,
                   cases: int = 16, seed: int = 0, args: dict[str, ArgSpec] | None = None,
-                  pipeline: str | None = None) -> TargetReport:
+                  pipeline: str | None = None,
+                  after_by_target: dict[str, str] | None = None) -> TargetReport:
     """Compiles and runs (or, for GPUs, compiles and inspects) before and after.
 
     Args:
@@ -348,6 +349,10 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
         cases, seed, args: The inputs, as for :func:`llvmaccel.check`.
         pipeline: For GPU targets, the pipeline to apply to the moved module
             (without it the after module is compiled as given).
+        after_by_target: The after module made for a CPU target itself (the
+            pass run with that target's triple and features, as
+            ``opt -mtriple=... -mattr=...`` does), by target name; targets
+            not named use ``after_ir``.
 
     Raises:
         ValueError: an unknown target name.
@@ -375,7 +380,8 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
                 if finding:
                     report.findings.append(finding)
                 continue
-            results, err = _run_cpu(CPU_TARGETS[name], before_ir, after_ir, harness, function,
+            after_t = (after_by_target or {}).get(name, after_ir)
+            results, err = _run_cpu(CPU_TARGETS[name], before_ir, after_t, harness, function,
                                     work)
             if err:
                 report.status[name] = f"failed ({err})"

@@ -29,7 +29,9 @@ PLANTED = f"sh {HERE / 'planted_miscompile.sh'}"
 @pytest.mark.parametrize("shape", sorted(kernelgen.SHAPES))
 def test_every_shape_is_valid_ir_with_specs_for_its_parameters(shape):
     features = set()
-    for seed in range(30):
+    for seed in range(30 if shape in kernelgen.LOOP_SHAPES else 6):
+        if shape not in kernelgen.available_shapes():
+            pytest.skip(f"{shape} needs mlir-opt and clang of llvmaccel's LLVM release")
         k = kernelgen.generate(seed, shape)
         assert k.shape == shape
         llvmaccel.parse_ir(k.ir).verify()
@@ -40,11 +42,72 @@ def test_every_shape_is_valid_ir_with_specs_for_its_parameters(shape):
     assert len(features) > 5  # types, sizes and variants really vary
 
 
+TASK_SHAPES = [s for s in kernelgen.SHAPES if s not in kernelgen.LOOP_SHAPES]
+needs_task_tools = pytest.mark.skipif(
+    not set(TASK_SHAPES) <= set(kernelgen.available_shapes()),
+    reason="the task shapes need mlir-opt/mlir-translate, the MLIR async runtime and clang")
+
+
+@needs_task_tools
+def test_task_shapes_run_and_accel_async_fusion_transforms_a_third_of_them():
+    """MLIR async graphs against the real runtime and launch loops against the
+    recording runtime: before and after agree, and the pass really acts."""
+    transformed = total = 0
+    features = set()
+    for shape in TASK_SHAPES:
+        for seed in range(4):
+            k = kernelgen.generate(seed, shape)
+            features.update(k.features)
+            r = check(k.ir, k.function, "accel-async-fusion", args=k.args, cases=6,
+                      target="host", compile_pipeline=k.compile_pipeline,
+                      libraries=k.libraries)
+            assert r.ok, (shape, seed, [str(f) for f in r.findings])
+            assert r.agreed >= 3, (shape, seed, r.summary())
+            total += 1
+            transformed += bool(r.fired.get("accel-async-fusion"))
+    assert 3 * transformed >= total, (transformed, total)
+    for needed in ("error-path", "value", "group", "task-loop", "work-loop", "caller-await",
+                   "loop=plain", "loop=sync", "ze"):
+        assert needed in features, needed
+
+
+def _drop_first_call(ir: str, callee: str) -> str:
+    """The module with the first call of ``callee`` removed (its result 0)."""
+    import re
+    lines = ir.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*(%[\w.]+ = )?(tail )?call [^@]*@" + callee + r"\(", line)
+        if m:
+            lines[i] = f"  {m.group(1)}add i32 0, 0" if m.group(1) else ""
+            return "\n".join(lines) + "\n"
+    raise AssertionError(f"no call of {callee}")
+
+
+@needs_task_tools
+def test_a_dropped_kernel_launch_and_a_lost_task_error_are_found():
+    """The harness can fail: the recorder's log shows a launch that is gone,
+    the awaited token's error state shows an error that was lost."""
+    k = kernelgen.generate(0, "launch-cuda")
+    after = _drop_first_call(k.ir, "cudaLaunchKernel")
+    r = check(k.ir, "kernel", after=after, args=k.args, cases=16, libraries=k.libraries)
+    assert [f.kind for f in r.findings] == ["mismatch"], r.summary()
+    assert "buffer %log" in r.findings[0].detail
+    for seed in range(20):
+        k = kernelgen.generate(seed, "async-chain")
+        if "error-path" in k.features:
+            break
+    after = k.ir.replace("i64 1, i32 %fail)", "i64 1, i32 -1)")
+    assert after != k.ir
+    r = check(k.ir, "kernel", after=after, args=k.args, cases=32)
+    assert [f.kind for f in r.findings] == ["mismatch"], r.summary()
+
+
 def test_generator_covers_the_passes_targets():
     features = set()
     for seed in range(300):
-        features.update(f.split("=")[0] for f in kernelgen.generate(seed).features)
-        features.update(kernelgen.generate(seed).features)
+        k = kernelgen.generate(seed, kernelgen.LOOP_SHAPES[seed % len(kernelgen.LOOP_SHAPES)])
+        features.update(f.split("=")[0] for f in k.features)
+        features.update(k.features)
     for needed in ("stride=negative", "stride=zero", "stride=strided", "early-exit",
                    "struct-phi", "guard=bounds", "guard=mask-store", "map=row"):
         assert needed in features, needed
@@ -54,7 +117,7 @@ def test_generator_covers_the_passes_targets():
 def test_generated_kernels_run_without_undefined_behaviour_mostly():
     agreed = undefined = 0
     for seed in range(6):
-        k = kernelgen.generate(seed)
+        k = kernelgen.generate(seed, kernelgen.LOOP_SHAPES[seed % len(kernelgen.LOOP_SHAPES)])
         r = check(k.ir, k.function, "verify", args=k.args, cases=8)
         assert r.ok, (k.shape, [str(f) for f in r.findings])
         agreed += r.agreed
