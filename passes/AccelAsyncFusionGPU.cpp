@@ -178,6 +178,34 @@ bool runsEveryIteration(const Loop &L, const BasicBlock *BB,
   return Latch && DT.dominates(BB, Latch);
 }
 
+/// True when a launch in \p BB is made in every iteration of \p L: \p BB
+/// runs every iteration, or exactly when the launch configuration pushed
+/// before it was accepted (clang's `<<<...>>>` calls the device stub under
+/// `if (__cudaPushCallConfiguration(...) == 0)`), in a block that does.
+bool launchesEveryIteration(const Loop &L, const BasicBlock *BB,
+                            const DominatorTree &DT) {
+  while (!runsEveryIteration(L, BB, DT)) {
+    const BasicBlock *P = BB->getSinglePredecessor();
+    if (!P || !L.contains(P))
+      return false;
+    auto *Br = dyn_cast<BranchInst>(P->getTerminator());
+    auto *Cmp = Br && Br->isConditional()
+                    ? dyn_cast<ICmpInst>(Br->getCondition())
+                    : nullptr;
+    auto *Zero = Cmp ? dyn_cast<ConstantInt>(Cmp->getOperand(1)) : nullptr;
+    auto *Push = Cmp ? dyn_cast<CallInst>(Cmp->getOperand(0)) : nullptr;
+    if (!Zero || !Zero->isZero() || !Cmp->isEquality() || !Push ||
+        classify(*Push) != LaunchCall::Push)
+      return false;
+    // The edge taken when the configuration was accepted.
+    unsigned Accepted = Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1;
+    if (Br->getSuccessor(Accepted) != BB)
+      return false;
+    BB = P;
+  }
+  return true;
+}
+
 /// Collects the launches of \p L, or says why the loop cannot be captured.
 std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
   SmallVector<StoreInst *, 16> Stores;
@@ -225,7 +253,7 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
   // A replayed graph runs every captured launch in every iteration: a launch
   // the loop makes in some iterations only stays per iteration.
   for (CallInst *C : LL.Calls)
-    if (!runsEveryIteration(L, C->getParent(), DT))
+    if (!launchesEveryIteration(L, C->getParent(), DT))
       return "a launch is conditional within the iteration";
   // What the launches read is the same every iteration (other stack slots,
   // such as a loop counter kept in memory, may change).
