@@ -245,12 +245,24 @@ def _compare(layout: Layout, before: Outcome, after: Outcome, b_bufs: GuardedBuf
 
 
 _LOADED: set[str] = set()
-_WRITABLE_GLOBAL = re.compile(r"^@[-\w.$\"]+ = (?![^=]*\bconstant\b).*\bglobal\b", re.M)
+_WRITABLE_GLOBAL = re.compile(r"^@([-\w.$]+|\"[^\"]+\") = (?![^=]*\bconstant\b).*\bglobal\b",
+                              re.M)
 
 
 def _has_writable_globals(ir: str) -> bool:
-    """True when the module defines or uses a global variable that is not constant."""
-    return bool(_WRITABLE_GLOBAL.search(ir))
+    """True when the module defines or declares a global variable that is not
+    constant and that its code refers to (LLVM's own ``@llvm.*`` lists and
+    globals only those lists name, such as HIP's ``__hip_cuid_*``, are not
+    program state)."""
+    for m in _WRITABLE_GLOBAL.finditer(ir):
+        name = m.group(1)
+        if name.startswith("llvm."):
+            continue
+        uses = [line for line in ir.splitlines() if f"@{name}" in line
+                and not line.startswith(("@llvm.", f"@{name} ="))]
+        if uses:
+            return True
+    return False
 
 
 def _load_libraries(job: dict, ir: str) -> None:

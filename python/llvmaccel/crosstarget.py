@@ -234,7 +234,19 @@ int main(void) {{
 
 
 def _rename(ir: str, fn: str, suffix: str) -> str:
-    return re.sub(r"@" + re.escape(fn) + r"(?=[\s(,)])", f"@{fn}_{suffix}", ir)
+    """``ir`` with every function it defines (``fn`` among them) and every
+    global variable it defines renamed ``NAME_suffix``, so that the before
+    and after modules link into one program."""
+    from .check import defined_functions
+    names = set(defined_functions(ir)) | {fn}
+    names |= set(re.findall(r'^@([-\w.$]+) = (?!.*\b(?:private|internal)\b)', ir, re.M))
+    names = {n for n in names if not n.startswith(("llvm.", '"'))}
+    if not names:
+        return ir
+    pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in sorted(names, key=len,
+                                                                         reverse=True))
+                         + r")(?=[\s(,)*\]}:;]|$)", re.M)
+    return pattern.sub(lambda m: f"@{m.group(1)}_{suffix}", ir)
 
 
 def _run_cpu(t: CpuTarget, before: str, after: str, harness: str, fn: str,
@@ -288,6 +300,10 @@ def _address_spaces(ir: str) -> set[int]:
 def to_global_address_space(ir: str, triple: str) -> str:
     """``ir`` with every pointer in address space 1 and the given triple."""
     text = re.sub(r"\bptr\b(?!\s+addrspace)", "ptr addrspace(1)", ir)
+    # Global variables move too (their uses are now addrspace(1) pointers).
+    text = re.sub(r"^(@[-\w.$]+ = (?:[a-z_]+ )*?)(global|constant)\b",
+                  lambda m: m.group(1) + ("" if "addrspace(" in m.group(1) else "addrspace(1) ")
+                  + m.group(2), text, flags=re.M)
     text = re.sub(r"(@llvm\.[\w.]*?)\.p0", r"\1.p1", text)
     text = re.sub(r"(@llvm\.[\w.]*?\.p1)\.p0", r"\1.p1", text)
     return f'target triple = "{triple}"\n' + re.sub(r"^target (triple|datalayout).*$", "",

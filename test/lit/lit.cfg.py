@@ -3,6 +3,7 @@
 import os
 import platform
 import subprocess
+import sys
 
 import lit.formats
 
@@ -60,7 +61,9 @@ for _libdir in _libdirs:
         config.substitutions.append(
             ("%mlir-async-runtime", f"{os.path.join(_libdir, _rt[0])} -Wl,-rpath,{_libdir}"))
         break
-config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
+# The interpreter running lit (the venv's, where llvmaccel is installed) unless
+# --param python=... says otherwise.
+config.substitutions.append(("%python", lit_config.params.get("python", sys.executable)))
 
 config.available_features.add(f"llvm{config.llvm_version_major}")
 if config.llvm_version_major >= 21:
@@ -98,5 +101,5 @@ if config.llvmaccel_clang:
             config.available_features.add(f"qemu-{_arch}")
     _cross = os.path.join(config.test_source_root, "verify", "cross_run.py")
     config.substitutions.append(
-        ("%cross-run", f"{lit_config.params.get('python', 'python3')} {_cross} "
+        ("%cross-run", f"{lit_config.params.get('python', sys.executable)} {_cross} "
                        f"--clang {config.llvmaccel_clang}"))

@@ -42,6 +42,27 @@ def _neutral(ir: str) -> str:
     return re.sub(r'"target-(cpu|features)"="[^"]*"|"tune-cpu"="[^"]*"', "", ir)
 
 
+def _opt_major(opt: str) -> int:
+    out = subprocess.run([opt, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"LLVM version (\d+)", out)
+    return int(m.group(1)) if m else 0
+
+
+def _unsupported(path: str, major: int) -> str:
+    """Why the file's REQUIRES lines rule out this LLVM release ("" if they do not)."""
+    with open(path) as f:
+        text = f.read()
+    for line in re.findall(r"REQUIRES:(.*)$", text, re.M):
+        for feature in (x.strip() for x in line.split(",")):
+            m = re.fullmatch(r"llvm(\d+)", feature)
+            if m and int(m.group(1)) != major:
+                return feature
+            m = re.fullmatch(r"llvm-ge-(\d+)", feature)
+            if m and major < int(m.group(1)):
+                return feature
+    return ""
+
+
 def _pass_pipeline(path: str, pass_name: str) -> str | None:
     """The -passes= value of the file's first RUN line that runs the pass
     (None when only error tests run it)."""
@@ -65,13 +86,19 @@ def _pass_pipeline(path: str, pass_name: str) -> str | None:
 
 def _opt(opt: str, plugin: str, pipeline: str, ir: str, triple: str, attrs: str) -> str:
     cmd = [opt, f"-load-pass-plugin={plugin}", f"-passes={pipeline}", f"-mtriple={triple}",
-           "-llvmaccel-auto=none", "-S", "-o", "-", "-"]
+           "-S", "-o", "-", "-"]
     if attrs:
         cmd.insert(-4, f"-mattr={attrs}")
     out = subprocess.run(cmd, input=ir, capture_output=True, text=True, timeout=300)
     if out.returncode:
         raise RuntimeError(out.stderr.strip()[-800:])
     return out.stdout
+
+
+def _body(ir: str, fn: str) -> str:
+    """The text of function ``fn`` in ``ir`` (without attribute-group numbers)."""
+    m = re.search(r"^define [^\n]*@" + re.escape(fn) + r"\(.*?^}", ir, re.M | re.S)
+    return re.sub(r"#\d+", "", m.group(0)) if m else ""
 
 
 def _mlir_inputs(path: str, mlir_opt: str, translate: str) -> str:
@@ -106,6 +133,9 @@ def main() -> int:
     ap.add_argument("--targets", default="x86_64,aarch64,riscv64,nvptx,amdgpu,spirv")
     ap.add_argument("--cases", type=int, default=8)
     ap.add_argument("--mlir", action="append", default=[], help="an MLIR async input")
+    ap.add_argument("--known", action="append", default=[], metavar="FILE:TARGET",
+                    help="a finding already reported, for any function of FILE on TARGET "
+                         "(printed as KNOWN, not counted)")
     ap.add_argument("dir")
     a = ap.parse_args()
     targets = a.targets.split(",")
@@ -115,21 +145,49 @@ def main() -> int:
     findings, functions, inputs = 0, 0, 0
     executed = dict.fromkeys(CPU_TARGETS, 0)
     compiled: dict[str, int] = {}
+    async_inputs: list[tuple[str, str, str]] = []
+    compiled_cpu: dict[str, int] = {}
+    major = _opt_major(a.opt)
     for path in files:
+        why = _unsupported(path, major)
+        if why:
+            print(f"{os.path.basename(path)}: skipped (REQUIRES {why})")
+            continue
         pipeline = _pass_pipeline(path, a.pass_name)
         if pipeline is None:
             print(f"{os.path.basename(path)}: skipped (no RUN line applies {a.pass_name})")
             continue
         with open(path) as f:
             before = _neutral(f.read())
+        if "@mlirAsyncRuntime" in before:
+            async_inputs.append((path, before, pipeline))
+            continue
         inputs += 1
-        after_by = {}
+        after_by, same_by = {}, {}
         for t in targets:
             if t in CPU_ATTRS:
-                after_by[t] = _opt(a.opt, a.plugin, pipeline, before, *CPU_ATTRS[t])
+                try:
+                    after_by[t] = _opt(a.opt, a.plugin, pipeline, before, *CPU_ATTRS[t])
+                    same_by[t] = _opt(a.opt, a.plugin, "verify", before, *CPU_ATTRS[t])
+                except RuntimeError as err:
+                    print(f"FINDING {os.path.basename(path)} {t}: opt failed: {err}")
+                    findings += 1
+        if any(t not in after_by for t in targets if t in CPU_ATTRS):
+            continue
         for fn in defined_functions(before):
+            cpu = [t for t in after_by if _body(after_by[t], fn) != _body(same_by[t], fn)]
+            if not cpu:
+                # The pass leaves it alone on every CPU target: nothing of the
+                # pass's to execute there (the GPU triples still run it).
+                run_targets = [t for t in targets if t not in CPU_ATTRS]
+                print(f"{os.path.basename(path)} @{fn}: unchanged by the pass on the CPU "
+                      "targets (not executed)")
+            else:
+                run_targets = targets
+            if not run_targets:
+                continue
             try:
-                report = check_targets(before, after_by.get("x86_64", before), fn, targets,
+                report = check_targets(before, after_by.get("x86_64", before), fn, run_targets,
                                        cases=a.cases, args=None, pipeline=pipeline,
                                        after_by_target=after_by)
             except (KeyError, TypeError, ValueError) as err:
@@ -143,33 +201,42 @@ def main() -> int:
                 elif status.startswith("compiled"):
                     compiled[t] = compiled.get(t, 0) + 1
             for finding in report.findings:
-                print(f"FINDING {os.path.basename(path)} @{fn}: {finding}")
-                findings += 1
-    if a.mlir:
+                where = f"{os.path.basename(path)}:{finding.split(':', 1)[0]}"
+                tag = "KNOWN" if where in a.known else "FINDING"
+                print(f"{tag} {os.path.basename(path)} @{fn}: {finding}")
+                findings += tag == "FINDING"
+    if a.mlir or async_inputs:
         from llvmaccel.reduce import find_llvm_tool
-        mlir_opt, translate = find_llvm_tool("mlir-opt"), find_llvm_tool("mlir-translate")
         llc = find_llvm_tool("llc")
+        if a.mlir:
+            mlir_opt, translate = find_llvm_tool("mlir-opt"), find_llvm_tool("mlir-translate")
+            async_inputs += [(p, _neutral(_mlir_inputs(p, mlir_opt, translate)),
+                              _pass_pipeline(p, a.pass_name) or a.pass_name) for p in a.mlir]
         with tempfile.TemporaryDirectory() as work:
-            for path in a.mlir:
-                ir = _neutral(_mlir_inputs(path, mlir_opt, translate))
+            for path, ir, pipeline in async_inputs:
                 inputs += 1
+                name = os.path.basename(path)
                 for t in targets:
-                    if t not in CPU_ATTRS or t == "x86_64":
+                    if t not in CPU_ATTRS:
                         continue
-                    why = _compile_only(llc, a.opt, a.plugin, a.pass_name, ir, *CPU_ATTRS[t],
-                                        work)
-                    name = os.path.basename(path)
+                    try:
+                        why = _compile_only(llc, a.opt, a.plugin, pipeline, ir, *CPU_ATTRS[t],
+                                            work)
+                    except RuntimeError as err:
+                        why = f"opt failed: {err}"
                     if why:
                         print(f"FINDING {name} {t}: does not compile: {why}")
                         findings += 1
                     else:
-                        print(f"{name} {t}: compiled (MLIR async graphs; the async runtime is "
-                              "built for the host only)")
-                        compiled[t] = compiled.get(t, 0) + 1
+                        print(f"{name} {t}: compiled (MLIR async tasks: the async runtime is "
+                              "built for the host only; executed on x86-64 by the pass's "
+                              "execute.test)")
+                        compiled_cpu[t] = compiled_cpu.get(t, 0) + 1
     cpu = ", ".join(f"{t} {executed[t]}" for t in CPU_TARGETS if t in targets)
     gpu = ", ".join(f"{t} {compiled.get(t, 0)}" for t in targets if t not in CPU_TARGETS)
+    tasks = ", ".join(f"{t} {n}" for t, n in compiled_cpu.items())
     print(f"summary: {a.pass_name}: {functions} functions of {inputs} inputs; executed: {cpu}; "
-          f"compiled: {gpu or '-'}; skipped targets: "
+          f"compiled: {gpu or '-'}; async inputs compiled: {tasks or '-'}; skipped targets: "
           f"{', '.join(f'{t} ({w})' for t, w in missing.items()) or 'none'}; "
           f"findings: {findings}")
     return 1 if findings else 0
