@@ -318,6 +318,15 @@ def _gpu(name: str, before: str, pipeline: str | None, fn: str, work: str) -> tu
     if llc is None:
         return "skipped (missing llc)", ""
     moved = to_global_address_space(before, triple)
+    from .errors import LLVMAccelError
+    from .ir import parse_ir
+    try:
+        parse_ir(moved, "moved")
+    except LLVMAccelError as err:
+        # Something the textual move cannot express (a personality function,
+        # a function pointer stored as data): the tool's limit, not a finding.
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return f"skipped (the module cannot be moved to addrspace(1): {first})", ""
     if pipeline:
         job = make_job(moved, fn, pipeline, execute=False, codegen=False)
         res = run_jobs([job], raise_errors=False)[0]
@@ -378,9 +387,16 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
     if unknown:
         raise ValueError(f"unknown target(s) {', '.join(unknown)} (known: "
                          f"{', '.join([*CPU_TARGETS, *GPU_TARGETS])})")
-    layout = Layout.build(describe(before_ir, function), args)
-    made = [make_case(layout, seed, n) for n in range(cases)]
-    harness = _harness(layout, made, function)
+    info = describe(before_ir, function)
+    scalar = ("void", "i1", "i8", "i16", "i32", "i64", "float", "double", "ptr")
+    odd = [t for t in (info.return_type, *(p.type for p in info.params))
+           if t.split(" ")[0] not in scalar]
+    made: list = []
+    harness = ""
+    if not odd:
+        layout = Layout.build(info, args)
+        made = [make_case(layout, seed, n) for n in range(cases)]
+        harness = _harness(layout, made, function)
     avail = available_targets()
     reference: dict[tuple[str, str], str] | None = None
     work = tempfile.mkdtemp(prefix="llvmaccel-targets-")
@@ -397,6 +413,10 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
                     report.findings.append(finding)
                 continue
             after_t = (after_by_target or {}).get(name, after_ir)
+            if odd:
+                report.status[name] = (f"skipped (a {odd[0]} value, which the C harness cannot "
+                                       "pass or receive)")
+                continue
             results, err = _run_cpu(CPU_TARGETS[name], before_ir, after_t, harness, function,
                                     work)
             if err:
