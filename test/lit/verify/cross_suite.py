@@ -137,6 +137,9 @@ def _compile_only(llc: str, opt: str, plugin: str, pipeline: str, ir: str, tripl
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--opt", required=True)
+    ap.add_argument("--llc", help="llc of the same release as --opt (default: llvmaccel's)")
+    ap.add_argument("--mlir-opt", help="mlir-opt of that release (default: llvmaccel's)")
+    ap.add_argument("--mlir-translate", help="mlir-translate of that release")
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--pass", dest="pass_name", required=True)
     ap.add_argument("--targets", default="x86_64,aarch64,riscv64,nvptx,amdgpu,spirv")
@@ -221,9 +224,10 @@ def main() -> int:
                 findings += tag == "FINDING"
     if a.mlir or async_inputs:
         from llvmaccel.reduce import find_llvm_tool
-        llc = find_llvm_tool("llc")
+        llc = a.llc or find_llvm_tool("llc")
         if a.mlir:
-            mlir_opt, translate = find_llvm_tool("mlir-opt"), find_llvm_tool("mlir-translate")
+            mlir_opt = a.mlir_opt or find_llvm_tool("mlir-opt")
+            translate = a.mlir_translate or find_llvm_tool("mlir-translate")
             async_inputs += [(p, _neutral(_mlir_inputs(p, mlir_opt, translate)),
                               _pass_pipeline(p, a.pass_name) or a.pass_name) for p in a.mlir]
         with tempfile.TemporaryDirectory() as work:
