@@ -84,6 +84,7 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -782,7 +783,8 @@ PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
       if (F.isDeclaration())
         continue;
       OptimizationRemarkEmitter ORE(&F);
-      if (captureLaunchLoops(F, FAM.getResult<LoopAnalysis>(F), ORE)) {
+      if (captureLaunchLoops(F, FAM.getResult<LoopAnalysis>(F),
+                             FAM.getResult<DominatorTreeAnalysis>(F), ORE)) {
         FAM.invalidate(F, PreservedAnalyses::none());
         Changed = true;
       }

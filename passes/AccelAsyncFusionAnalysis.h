@@ -28,6 +28,7 @@
 #include <string>
 
 namespace llvm {
+class DominatorTree;
 class LoopInfo;
 class OptimizationRemarkEmitter;
 class TargetTransformInfo;
@@ -105,8 +106,9 @@ std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
 
 /// Part 2 (AccelAsyncFusionGPU.cpp): replays the CUDA kernel launches of
 /// each capturable innermost loop of \p F from a graph captured in its first
-/// iteration. Returns whether \p F changed.
-bool captureLaunchLoops(Function &F, LoopInfo &LI,
+/// iteration (\p DT: only launches made in every iteration are captured).
+/// Returns whether \p F changed.
+bool captureLaunchLoops(Function &F, LoopInfo &LI, DominatorTree &DT,
                         OptimizationRemarkEmitter &ORE);
 
 } // namespace asyncfusion

@@ -56,6 +56,7 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -171,8 +172,44 @@ std::string describeCall(const CallBase &CB) {
   return "a call to @" + N.str();
 }
 
+/// True when \p BB runs in every iteration of \p L that reaches the latch
+/// (it dominates the loop's single latch).
+bool runsEveryIteration(const Loop &L, const BasicBlock *BB,
+                        const DominatorTree &DT) {
+  const BasicBlock *Latch = L.getLoopLatch();
+  return Latch && DT.dominates(BB, Latch);
+}
+
+/// True when a launch in \p BB is made in every iteration of \p L: \p BB
+/// runs every iteration, or exactly when the launch configuration pushed
+/// before it was accepted (clang's `<<<...>>>` calls the device stub under
+/// `if (__cudaPushCallConfiguration(...) == 0)`), in a block that does.
+bool launchesEveryIteration(const Loop &L, const BasicBlock *BB,
+                            const DominatorTree &DT) {
+  while (!runsEveryIteration(L, BB, DT)) {
+    const BasicBlock *P = BB->getSinglePredecessor();
+    if (!P || !L.contains(P))
+      return false;
+    auto *Br = dyn_cast<BranchInst>(P->getTerminator());
+    auto *Cmp = Br && Br->isConditional()
+                    ? dyn_cast<ICmpInst>(Br->getCondition())
+                    : nullptr;
+    auto *Zero = Cmp ? dyn_cast<ConstantInt>(Cmp->getOperand(1)) : nullptr;
+    auto *Push = Cmp ? dyn_cast<CallInst>(Cmp->getOperand(0)) : nullptr;
+    if (!Zero || !Zero->isZero() || !Cmp->isEquality() || !Push ||
+        classify(*Push) != LaunchCall::Push)
+      return false;
+    // The edge taken when the configuration was accepted.
+    unsigned Accepted = Cmp->getPredicate() == ICmpInst::ICMP_EQ ? 0 : 1;
+    if (Br->getSuccessor(Accepted) != BB)
+      return false;
+    BB = P;
+  }
+  return true;
+}
+
 /// Collects the launches of \p L, or says why the loop cannot be captured.
-std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
+std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
   SmallVector<StoreInst *, 16> Stores;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
@@ -215,6 +252,11 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL) {
     }
   if (!LL.NumLaunches)
     return "";
+  // A replayed graph runs every captured launch in every iteration: a launch
+  // the loop makes in some iterations only stays per iteration.
+  for (CallInst *C : LL.Calls)
+    if (!launchesEveryIteration(L, C->getParent(), DT))
+      return "a launch is conditional within the iteration";
   // What the launches read is the same every iteration (other stack slots,
   // such as a loop counter kept in memory, may change).
   SmallPtrSet<const Value *, 8> Slots = launchSlots(L, LL.Calls);
@@ -404,7 +446,7 @@ StringRef calleeName(const CallBase &CB) {
 /// cannot be recorded once: other effects, changing arguments, no reset and
 /// close of one list around the appends in one block, no host wait after the
 /// execution (the next iteration would submit a list still running).
-std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
+std::string analyzeZeLoop(Loop &L, ZeLoop &ZL, const DominatorTree &DT) {
   CallInst *Exec = nullptr, *Sync = nullptr;
   // Stack slots the loop stores to; a load of any other slot reads the same
   // value every iteration (the Level Zero calls only read through their
@@ -484,6 +526,10 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
       !Named(ZL.Record.size() - 1, "zeCommandListClose"))
     return "the loop does not reset, append to and close one command list";
   BasicBlock *BB = ZL.Record.front()->getParent();
+  // The list is recorded in the first iteration and executed in every later
+  // one: it must be built in every iteration.
+  if (!runsEveryIteration(L, BB, DT))
+    return "the command list is built in some iterations only";
   Value *List = Key(ZL.Record.front()->getArgOperand(0));
   for (CallInst *C : ZL.Record) {
     if (C->getParent() != BB)
@@ -503,9 +549,10 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL) {
 void recordZeLoopOnce(Loop &L, ZeLoop &ZL);
 
 /// Level Zero loops: decides, reports, transforms.
-bool recordZeLoop(Loop &L, OptimizationRemarkEmitter &ORE) {
+bool recordZeLoop(Loop &L, const DominatorTree &DT,
+                  OptimizationRemarkEmitter &ORE) {
   ZeLoop ZL;
-  std::string Why = analyzeZeLoop(L, ZL);
+  std::string Why = analyzeZeLoop(L, ZL, DT);
   if (!Why.empty()) {
     ORE.emit([&] {
       return OptimizationRemarkMissed(DEBUG_TYPE, "CommandListKept",
@@ -546,6 +593,7 @@ void recordZeLoopOnce(Loop &L, ZeLoop &ZL) {
 } // namespace
 
 bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
+                                     DominatorTree &DT,
                                      OptimizationRemarkEmitter &ORE) {
   bool Changed = false;
   for (Loop *L : LI.getLoopsInPreorder()) {
@@ -585,11 +633,11 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
               return CB && calleeName(*CB) == "zeCommandListAppendLaunchKernel";
             });
           }))
-        Changed |= recordZeLoop(*L, ORE);
+        Changed |= recordZeLoop(*L, DT, ORE);
       continue;
     }
     LaunchLoop LL;
-    std::string Why = analyzeLoop(*L, LL);
+    std::string Why = analyzeLoop(*L, LL, DT);
     if (!Why.empty()) {
       LLVM_DEBUG(dbgs() << DEBUG_TYPE ": launch loop in " << F.getName()
                         << " declined: " << Why << "\n");

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -92,40 +93,87 @@ def _pack_ret(value: object, ty: str, bufs: GuardedBuffers) -> bytes:
     return struct.pack("<q", int(value))
 
 
-def _run(kernel: jit.Kernel, layout: Layout, case: object, bufs: GuardedBuffers,
-         timeout: float) -> Outcome:
-    args = []
-    for slot in layout.slots:
-        i = slot.param.index
-        args.append(bufs.addresses[i] if slot.param.is_pointer else case.scalars[i])
-    ret_ty = layout.info.return_type
-    pid = os.fork()
-    if pid == 0:  # the child: run, store the result, leave without cleanup
-        code = 0
-        try:
-            raw = _pack_ret(kernel(*args), ret_ty, bufs)
-            ctypes.memmove(bufs.result, struct.pack("<I", len(raw)) + raw, 4 + len(raw))
-        except BaseException:  # noqa: BLE001 - any failure is the child's exit status
-            code = 3
-        os._exit(code)
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return Outcome("timeout", f"no result after {timeout:g} s")
-        _, status = os.waitpid(pid, 0)
-    finally:
-        os.close(fd)
+def _args(layout: Layout, case: object, bufs: GuardedBuffers) -> list:
+    return [bufs.addresses[slot.param.index] if slot.param.is_pointer
+            else case.scalars[slot.param.index] for slot in layout.slots]
+
+
+def _outcome_of_status(status: int) -> Outcome:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         kind = "fault" if sig in _FAULTS else "crash"
         return Outcome(kind, signal.Signals(sig).name)
-    if os.WEXITSTATUS(status) != 0:
-        return Outcome("crash", f"exit status {os.WEXITSTATUS(status)}")
+    return Outcome("crash", f"exit status {os.WEXITSTATUS(status)}")
+
+
+def _result(bufs: GuardedBuffers) -> Outcome:
     (length,) = struct.unpack("<I", ctypes.string_at(bufs.result, 4))
     return Outcome("ok", ret=ctypes.string_at(bufs.result + 4, length))
+
+
+def _run(kernel: jit.Kernel, layout: Layout, case: object, bufs: GuardedBuffers,
+         timeout: float) -> Outcome:
+    """Runs one case in a forked child of its own."""
+    return _run_batch(kernel, layout, [case], [bufs], timeout)[0]
+
+
+def _run_batch(kernel: jit.Kernel, layout: Layout, cases: list, bufs: list[GuardedBuffers],
+               timeout: float) -> list[Outcome]:
+    """Runs the cases in order in forked children: one child runs case after
+    case (a fork of this process costs more than most runs), and a case that
+    faults, crashes or hangs ends its child only; the next child goes on from
+    the case after it. A case may take ``timeout`` seconds from the moment the
+    parent sees it started (up to twice that from its start)."""
+    ret_ty = layout.info.return_type
+    outcomes: list[Outcome | None] = [None] * len(cases)
+    args = [_args(layout, c, b) for c, b in zip(cases, bufs, strict=True)]
+    progress = ctypes.cast(bufs[0].result + 2048, ctypes.POINTER(ctypes.c_int64))
+    start = 0
+    while start < len(cases):
+        progress[0], progress[1] = -1, start - 1  # started, done
+        pid = os.fork()
+        if pid == 0:  # the child: run, store the results, leave without cleanup
+            for i in range(start, len(cases)):
+                progress[0] = i
+                try:
+                    raw = _pack_ret(kernel(*args[i]), ret_ty, bufs[i])
+                    ctypes.memmove(bufs[i].result, struct.pack("<I", len(raw)) + raw,
+                                   4 + len(raw))
+                except BaseException:  # noqa: BLE001 - any failure is the child's exit status
+                    os._exit(3)
+                progress[1] = i
+            os._exit(0)
+        fd = os.pidfd_open(pid)
+        hung = None
+        try:
+            seen, deadline = progress[0], time.monotonic() + timeout
+            while True:
+                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+                if ready:
+                    break
+                now_at = progress[0]
+                if now_at != seen:  # a new case started: it gets its own time
+                    seen, deadline = now_at, time.monotonic() + timeout
+                    continue
+                os.kill(pid, signal.SIGKILL)
+                hung = max(now_at, start)
+                break
+            _, status = os.waitpid(pid, 0)
+        finally:
+            os.close(fd)
+        done = int(progress[1])
+        for i in range(start, min(done, len(cases) - 1) + 1):
+            outcomes[i] = _result(bufs[i])
+        if hung is not None:
+            outcomes[hung] = Outcome("timeout", f"no result after {timeout:g} s")
+            start = hung + 1
+            continue
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            break
+        failed = done + 1
+        outcomes[failed] = _outcome_of_status(status)
+        start = failed + 1
+    return [o if o is not None else Outcome("crash", "not run") for o in outcomes]
 
 
 def _ordered(bits: int, width: int) -> int:
@@ -196,6 +244,59 @@ def _compare(layout: Layout, before: Outcome, after: Outcome, b_bufs: GuardedBuf
     return None
 
 
+_LOADED: set[str] = set()
+_WRITABLE_GLOBAL = re.compile(r"^@([-\w.$]+|\"[^\"]+\") = (?![^=]*\bconstant\b).*\bglobal\b",
+                              re.M)
+
+
+def _has_writable_globals(ir: str) -> bool:
+    """True when the module defines or declares a global variable that is not
+    constant and that its code refers to (LLVM's own ``@llvm.*`` lists and
+    globals only those lists name, such as HIP's ``__hip_cuid_*``, are not
+    program state)."""
+    for m in _WRITABLE_GLOBAL.finditer(ir):
+        name = m.group(1)
+        if name.startswith("llvm."):
+            continue
+        uses = [line for line in ir.splitlines() if f"@{name}" in line
+                and not line.startswith(("@llvm.", f"@{name} ="))]
+        if uses:
+            return True
+    return False
+
+
+def _load_libraries(job: dict, ir: str) -> None:
+    """Loads the job's shared libraries (and the MLIR async runtime when the
+    module calls it) into this process, where the JIT resolves symbols."""
+    libs = list(job.get("libraries") or [])
+    if "@mlirAsyncRuntime" in ir and not any("mlir_async_runtime" in lib for lib in libs):
+        from .taskgen import async_runtime_library
+        rt = async_runtime_library()
+        if rt is None:
+            raise LLVMAccelError("the module calls the MLIR async runtime and no "
+                                 "libmlir_async_runtime.so is installed (libmlir-NN-dev)")
+        libs.append(rt)
+    for lib in libs:
+        if lib not in _LOADED:
+            try:
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+            except OSError as err:
+                raise LLVMAccelError(f"cannot load {lib}: {err}") from err
+            _LOADED.add(lib)
+
+
+def _compile_pipeline(job: dict, ir: str) -> str:
+    """What both versions go through before the JIT: the job's choice, else
+    coroutine splitting when the module has presplit coroutines (which the
+    code generator cannot compile), else nothing."""
+    if job.get("compile_pipeline"):
+        return job["compile_pipeline"]
+    if "@llvm.coro.id(" in ir or "presplitcoroutine" in ir:
+        from .taskgen import COROUTINE_LOWERING
+        return COROUTINE_LOWERING
+    return "verify"
+
+
 def _signature(info: object) -> tuple:
     return (info.return_type, tuple(p.type for p in info.params))
 
@@ -256,10 +357,13 @@ def _run_job(job: dict) -> None:
         _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
     if execute or job.get("compile", True):
         _emit({"event": "stage", "stage": "compile"})
-        cb = jit.compile(before, "verify")  # an original that does not compile is an error
+        _load_libraries(job, before_ir + after_ir)
+        lowering = _compile_pipeline(job, before_ir)
+        # an original that does not compile is an error
+        cb = jit.compile(before, lowering, auto="none")
         cb.address(fn)
         try:
-            ca = jit.compile(after, "verify")
+            ca = jit.compile(after, lowering, auto="none")
             ca.address(fn)
         except LLVMAccelError as err:
             _emit({"event": "finding", "kind": "codegen", "stage": "compile",
@@ -271,31 +375,47 @@ def _run_job(job: dict) -> None:
     kb, ka = cb[fn], ca[fn]
     counts = {"ok": 0, "both-undefined": 0}
     timeout, ulps, seed = job.get("timeout", 2.0), job.get("ulps", 16), job.get("seed", 0)
-    numbers = job.get("case_numbers") or range(job.get("cases", 64))
+    numbers = list(job.get("case_numbers") or range(job.get("cases", 64)))
     deadline = time.monotonic() + job["seconds"] if job.get("seconds") else None
-    for n in numbers:
-        if deadline and time.monotonic() > deadline:
+    # Cases run in batches, one child per version for a whole batch, unless
+    # the module has writable globals (a case could then see what the one
+    # before it left there, and a restarted child would not).
+    # $LLVMACCEL_CHECK_CASES_PER_CHILD sets the batch (1: a child per run,
+    # to measure what batching saves).
+    size = int(os.environ.get("LLVMACCEL_CHECK_CASES_PER_CHILD") or 16)
+    if _has_writable_globals(before_ir) or _has_writable_globals(after_ir):
+        size = 1
+    stop = False
+    for first in range(0, len(numbers), size):
+        if stop or (deadline and time.monotonic() > deadline):
             break
-        case = make_case(layout, seed, n)
-        b_bufs, a_bufs = GuardedBuffers(layout, case), GuardedBuffers(layout, case)
+        chunk = numbers[first:first + size]
+        made = [make_case(layout, seed, n) for n in chunk]
+        b_bufs = [GuardedBuffers(layout, c) for c in made]
+        a_bufs = [GuardedBuffers(layout, c) for c in made]
         try:
-            ob = _run(kb, layout, case, b_bufs, timeout)
-            oa = _run(ka, layout, case, a_bufs, timeout)
-            found = _compare(layout, ob, oa, b_bufs, a_bufs, ulps)
+            obs = _run_batch(kb, layout, made, b_bufs, timeout)
+            oas = _run_batch(ka, layout, made, a_bufs, timeout)
+            for k, n in enumerate(chunk):
+                ob, oa = obs[k], oas[k]
+                found = _compare(layout, ob, oa, b_bufs[k], a_bufs[k], ulps)
+                if found:
+                    _emit({"event": "finding", "kind": found[0], "stage": "execute", "case": n,
+                           "seed": seed, "detail": found[1],
+                           "inputs": describe_case(layout, made[k])})
+                    if job.get("stop_at_first", True):
+                        stop = True
+                        break
+                elif ob.kind == "ok":
+                    counts["ok"] += 1
+                else:
+                    counts["both-undefined"] += 1
+                    if ob.kind == "timeout" and job.get("stop_at_timeout"):
+                        stop = True
+                        break
         finally:
-            b_bufs.close()
-            a_bufs.close()
-        if found:
-            _emit({"event": "finding", "kind": found[0], "stage": "execute", "case": n,
-                   "seed": seed, "detail": found[1], "inputs": describe_case(layout, case)})
-            if job.get("stop_at_first", True):
-                break
-        elif ob.kind == "ok":
-            counts["ok"] += 1
-        else:
-            counts["both-undefined"] += 1
-            if ob.kind == "timeout" and job.get("stop_at_timeout"):
-                break
+            for b in b_bufs + a_bufs:
+                b.close()
     _emit({"event": "done", "counts": counts})
 
 

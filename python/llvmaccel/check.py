@@ -167,6 +167,8 @@ def make_job(
     stop_at_timeout: bool = False,
     codegen: bool = True,
     target: str | None = None,
+    compile_pipeline: str | None = None,
+    libraries: list[str] | None = None,
 ) -> dict:
     """The job :func:`check` runs, as a JSON-able dict (see :func:`check` for the
     arguments; ``codegen=False`` with ``execute=False`` skips the JIT, for
@@ -180,6 +182,7 @@ def make_job(
                  "seconds": seconds, "case_numbers": case_numbers,
                  "stop_at_first": stop_at_first, "execute": execute,
                  "stop_at_timeout": stop_at_timeout, "compile": codegen, "target": target,
+                 "compile_pipeline": compile_pipeline, "libraries": list(libraries or []),
                  "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
     if after is not None:
         job["after"] = _text(after)
@@ -211,6 +214,8 @@ def check(
     stop_at_first: bool = True,
     execute: bool = True,
     target: str | None = None,
+    compile_pipeline: str | None = None,
+    libraries: list[str] | None = None,
     python: str | None = None,
 ) -> CheckResult:
     """Checks that ``function`` computes the same before and after a transformation.
@@ -237,6 +242,12 @@ def check(
         target: ``"host"`` to run the pipeline for this machine (the passes
             then see its target facts, as the JIT that runs them does);
             ``None``: the module's own triple.
+        compile_pipeline: A pipeline both versions go through before the JIT
+            compiles them (default: none, or coroutine splitting when the
+            module has presplit coroutines, as MLIR's async lowering makes).
+        libraries: Shared libraries loaded into the running process first (the
+            code may call them); ``libmlir_async_runtime.so`` is loaded
+            without asking when the module calls ``mlirAsyncRuntime*``.
         python: Interpreter for the worker process (default: this one).
 
     Returns:
@@ -248,7 +259,8 @@ def check(
     job = make_job(module, function, pipeline, after=after, transform=transform, cases=cases,
                    seed=seed, args=args, timeout=timeout, ulps=ulps, verify_each=verify_each,
                    seconds=seconds, case_numbers=case_numbers, stop_at_first=stop_at_first,
-                   execute=execute, target=target)
+                   execute=execute, target=target, compile_pipeline=compile_pipeline,
+                   libraries=libraries)
     return run_jobs([job], python=python)[0]
 
 
@@ -397,7 +409,8 @@ def cli_args(texts: list[str] | None) -> dict[str, ArgSpec]:
 def reproduce_command(path: str, function: str, *, pipeline: str | None = None,
                       after: str | None = None, transform: str | None = None,
                       seed: int = 0, case: int | None = None,
-                      args: list[str] | None = None, target: str | None = None) -> str:
+                      args: list[str] | None = None, target: str | None = None,
+                      libraries: list[str] | None = None) -> str:
     """The ``llvmaccel check`` command line that runs the same check again."""
     words = ["llvmaccel", "check", path, "--function", function]
     if pipeline is not None:
@@ -413,6 +426,8 @@ def reproduce_command(path: str, function: str, *, pipeline: str | None = None,
         words += ["--arg", a]
     if target:
         words += ["--target", target]
+    for lib in libraries or []:
+        words += ["--load", lib]
     return " ".join(shlex.quote(w) for w in words)
 
 

@@ -126,7 +126,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         result = check(args.input, fn, args.passes, after=args.after, transform=args.transform,
                        cases=args.cases, seed=args.seed, args=specs, timeout=args.timeout,
                        ulps=args.ulps, case_numbers=[args.case] if args.case is not None else None,
-                       target=args.target)
+                       target=args.target, compile_pipeline=args.compile_pipeline,
+                       libraries=args.load)
         print(result.summary())
         if args.verbose and result.layout:
             print(f"  inputs: {result.layout}")
@@ -135,7 +136,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print("  " + str(finding).replace("\n", "\n  "))
             print("  reproduce: " + reproduce_command(
                 args.input, fn, pipeline=args.passes, after=args.after, transform=args.transform,
-                seed=finding.seed or 0, case=finding.case, args=args.arg, target=args.target))
+                seed=finding.seed or 0, case=finding.case, args=args.arg, target=args.target,
+                libraries=args.load))
             if args.reduce and finding.kind != "error":
                 status = max(status, _reduce_finding(args, fn, finding))
         if args.targets and result.ok:
@@ -190,7 +192,7 @@ def _append_json(path: str, report: object) -> None:
             "kernels_transformed": report.kernels_transformed, "cases": report.cases,
             "stress_modules": report.stress_modules,
             "stress_transformed": report.stress_transformed,
-            "findings": dict(report.findings),
+            "findings": dict(report.findings), "generator_errors": report.generator_errors,
             "by_shape": {k: dict(v) for k, v in report.by_shape.items()}}
     with open(path, "a") as f:
         f.write(json.dumps(data) + "\n")
@@ -202,7 +204,10 @@ def _cmd_gen(args: argparse.Namespace) -> int:
     kernel = generate(args.seed, args.shape)
     sys.stdout.write(kernel.ir)
     specs = " ".join(f"--arg {a}={s.to_text()}" for a, s in kernel.args.items())
-    print(f"; inputs: {specs}", file=sys.stderr)
+    extra = "".join(f" --load {lib}" for lib in kernel.libraries)
+    if kernel.compile_pipeline != "verify":
+        extra += f" --compile-pipeline '{kernel.compile_pipeline}'"
+    print(f"; inputs: {specs}{extra}", file=sys.stderr)
     return 0
 
 
@@ -290,6 +295,11 @@ def _parser() -> argparse.ArgumentParser:
                    "(x86_64,aarch64,riscv64 under qemu-user; nvptx,amdgpu,spirv compiled)")
     p.add_argument("--target", choices=["host"],
                    help="run the pipeline for this machine (the passes see its target facts)")
+    p.add_argument("--load", action="append", metavar="LIB",
+                   help="load this shared library first (the code calls it; repeatable)")
+    p.add_argument("--compile-pipeline", metavar="PIPELINE",
+                   help="pipeline both versions go through before the JIT (default: none, "
+                        "coroutine splitting for presplit coroutines)")
     p.add_argument("-v", "--verbose", action="store_true", help="print how inputs are made")
     p.set_defaults(func=_cmd_check)
 
@@ -328,7 +338,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gen", help="print a generated kernel (its input specs on stderr)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--shape", help="gather, chain, csr, embedding, hash, guarded, aggphi, tasks")
+    p.add_argument("--shape", help="gather, chain, csr, embedding, hash, guarded, aggphi, tasks, "
+                                   "async-chain, async-dag, async-group, async-loop, "
+                                   "launch-cuda, launch-hip, launch-ze")
     p.set_defaults(func=_cmd_gen)
 
     p = sub.add_parser("demo", help="run the bundled kernels with and without the accel passes")

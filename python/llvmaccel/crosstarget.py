@@ -221,7 +221,8 @@ int main(void) {{
     for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {{
       fflush(stdout);
       pid_t pid = fork();
-      if (pid == 0) {{ printf("%s %d ", which ? "after" : "before", cases[k]);
+      if (pid == 0) {{ alarm(3); /* a case that never ends dies by SIGALRM */
+                      printf("%s %d ", which ? "after" : "before", cases[k]);
                       run(which, cases[k]); fflush(stdout); _exit(0); }}
       int st = 0; waitpid(pid, &st, 0);
       if (WIFSIGNALED(st)) printf("%s %d signal %d\\n", which ? "after" : "before", cases[k],
@@ -234,7 +235,19 @@ int main(void) {{
 
 
 def _rename(ir: str, fn: str, suffix: str) -> str:
-    return re.sub(r"@" + re.escape(fn) + r"(?=[\s(,)])", f"@{fn}_{suffix}", ir)
+    """``ir`` with every function it defines (``fn`` among them) and every
+    global variable it defines renamed ``NAME_suffix``, so that the before
+    and after modules link into one program."""
+    from .check import defined_functions
+    names = set(defined_functions(ir)) | {fn}
+    names |= set(re.findall(r'^@([-\w.$]+) = (?!.*\b(?:private|internal)\b)', ir, re.M))
+    names = {n for n in names if not n.startswith(("llvm.", '"'))}
+    if not names:
+        return ir
+    pattern = re.compile(r"@(" + "|".join(re.escape(n) for n in sorted(names, key=len,
+                                                                         reverse=True))
+                         + r")(?=[\s(,)*\]}:;]|$)", re.M)
+    return pattern.sub(lambda m: f"@{m.group(1)}_{suffix}", ir)
 
 
 def _run_cpu(t: CpuTarget, before: str, after: str, harness: str, fn: str,
@@ -288,6 +301,10 @@ def _address_spaces(ir: str) -> set[int]:
 def to_global_address_space(ir: str, triple: str) -> str:
     """``ir`` with every pointer in address space 1 and the given triple."""
     text = re.sub(r"\bptr\b(?!\s+addrspace)", "ptr addrspace(1)", ir)
+    # Global variables move too (their uses are now addrspace(1) pointers).
+    text = re.sub(r"^(@[-\w.$]+ = (?:[a-z_]+ )*?)(global|constant)\b",
+                  lambda m: m.group(1) + ("" if "addrspace(" in m.group(1) else "addrspace(1) ")
+                  + m.group(2), text, flags=re.M)
     text = re.sub(r"(@llvm\.[\w.]*?)\.p0", r"\1.p1", text)
     text = re.sub(r"(@llvm\.[\w.]*?\.p1)\.p0", r"\1.p1", text)
     return f'target triple = "{triple}"\n' + re.sub(r"^target (triple|datalayout).*$", "",
@@ -302,6 +319,15 @@ def _gpu(name: str, before: str, pipeline: str | None, fn: str, work: str) -> tu
     if llc is None:
         return "skipped (missing llc)", ""
     moved = to_global_address_space(before, triple)
+    from .errors import LLVMAccelError
+    from .ir import parse_ir
+    try:
+        parse_ir(moved, "moved")
+    except LLVMAccelError as err:
+        # Something the textual move cannot express (a personality function,
+        # a function pointer stored as data): the tool's limit, not a finding.
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return f"skipped (the module cannot be moved to addrspace(1): {first})", ""
     if pipeline:
         job = make_job(moved, fn, pipeline, execute=False, codegen=False)
         res = run_jobs([job], raise_errors=False)[0]
@@ -338,7 +364,8 @@ def _gpu(name: str, before: str, pipeline: str | None, fn: str, work: str) -> tu
 
 def check_targets(before_ir: str, after_ir: str, function: str, targets: list[str], *,
                   cases: int = 16, seed: int = 0, args: dict[str, ArgSpec] | None = None,
-                  pipeline: str | None = None) -> TargetReport:
+                  pipeline: str | None = None,
+                  after_by_target: dict[str, str] | None = None) -> TargetReport:
     """Compiles and runs (or, for GPUs, compiles and inspects) before and after.
 
     Args:
@@ -348,6 +375,10 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
         cases, seed, args: The inputs, as for :func:`llvmaccel.check`.
         pipeline: For GPU targets, the pipeline to apply to the moved module
             (without it the after module is compiled as given).
+        after_by_target: The after module made for a CPU target itself (the
+            pass run with that target's triple and features, as
+            ``opt -mtriple=... -mattr=...`` does), by target name; targets
+            not named use ``after_ir``.
 
     Raises:
         ValueError: an unknown target name.
@@ -357,9 +388,16 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
     if unknown:
         raise ValueError(f"unknown target(s) {', '.join(unknown)} (known: "
                          f"{', '.join([*CPU_TARGETS, *GPU_TARGETS])})")
-    layout = Layout.build(describe(before_ir, function), args)
-    made = [make_case(layout, seed, n) for n in range(cases)]
-    harness = _harness(layout, made, function)
+    info = describe(before_ir, function)
+    scalar = ("void", "i1", "i8", "i16", "i32", "i64", "float", "double", "ptr")
+    odd = [t for t in (info.return_type, *(p.type for p in info.params))
+           if t.split(" ")[0] not in scalar]
+    made: list = []
+    harness = ""
+    if not odd:
+        layout = Layout.build(info, args)
+        made = [make_case(layout, seed, n) for n in range(cases)]
+        harness = _harness(layout, made, function)
     avail = available_targets()
     reference: dict[tuple[str, str], str] | None = None
     work = tempfile.mkdtemp(prefix="llvmaccel-targets-")
@@ -375,7 +413,17 @@ def check_targets(before_ir: str, after_ir: str, function: str, targets: list[st
                 if finding:
                     report.findings.append(finding)
                 continue
-            results, err = _run_cpu(CPU_TARGETS[name], before_ir, after_ir, harness, function,
+            after_t = (after_by_target or {}).get(name, after_ir)
+            if odd:
+                report.status[name] = (f"skipped (a {odd[0]} value, which the C harness cannot "
+                                       "pass or receive)")
+                continue
+            if info.fast_math:
+                # Bits compared across compilers and targets: fast-math flags
+                # allow other roundings (llvmaccel check compares within ULPs).
+                report.status[name] = "skipped (fast-math flags: roundings may differ)"
+                continue
+            results, err = _run_cpu(CPU_TARGETS[name], before_ir, after_t, harness, function,
                                     work)
             if err:
                 report.status[name] = f"failed ({err})"

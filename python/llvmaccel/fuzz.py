@@ -40,11 +40,12 @@ class FuzzReport:
     findings: Counter = field(default_factory=Counter)
     by_shape: dict[str, Counter] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
+    generator_errors: int = 0
 
     @property
     def ok(self) -> bool:
-        """True when nothing was found."""
-        return not sum(self.findings.values())
+        """True when nothing was found (and every generated program was valid)."""
+        return not sum(self.findings.values()) and not self.generator_errors
 
     def table(self) -> str:
         """The counts as text."""
@@ -61,6 +62,9 @@ class FuzzReport:
             "  per shape (checked/transformed): " + ", ".join(
                 f"{s} {c['checked']}/{c['transformed']}" for s, c in sorted(self.by_shape.items())),
         ]
+        if self.generator_errors:
+            lines.append(f"  generator errors (programs the MLIR tools or clang rejected): "
+                         f"{self.generator_errors}")
         lines += [f"  kept: {p}" for p in self.saved]
         return "\n".join(lines)
 
@@ -129,13 +133,22 @@ def fuzz(
         if kernels is not None and report.kernels >= kernels:
             break
         n = batch if kernels is None else min(batch, kernels - report.kernels)
-        gens = [kernelgen.generate(s, _shape(shapes, s, report.by_shape))
-                for s in range(next_seed, next_seed + n)]
+        gens = []
+        for s in range(next_seed, next_seed + n):
+            shape = _shape(shapes, s, report.by_shape, pass_name)
+            try:
+                gens.append(kernelgen.generate(s, shape))
+            except (RuntimeError, subprocess.SubprocessError) as err:
+                # mlir-opt or clang rejected a generated program: a bug of the
+                # generator, counted and kept, never a finding of the pass.
+                report.generator_errors += 1
+                _keep_generator_error(report, out_dir, f"{pass_name}-{shape}-{s}", str(err))
         # target="host": the pass sees this machine's facts (TTI), as code the
         # JIT runs here would.
         jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases, seed=k.seed,
                          timeout=1.0, seconds=(seconds - elapsed) if seconds else None,
-                         target="host")
+                         target="host", compile_pipeline=k.compile_pipeline,
+                         libraries=k.libraries)
                 for k in gens]
         n_stress = stress if stress is not None else max(1, n // 4)
         stress_irs = [(s, _stress_module(stress_tool, s))
@@ -149,7 +162,7 @@ def fuzz(
             if r.findings:
                 _keep(report, out_dir, f"{pass_name}-{k.shape}-{k.seed}", k.ir, k.function,
                       pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
-                      reduce_findings)
+                      reduce_findings, k.libraries)
         for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
             # An llvm-stress module the JIT cannot compile even before the
             # pass ("error") says nothing about the pass: not counted.
@@ -170,14 +183,24 @@ def fuzz(
     return report
 
 
-def _shape(shapes: list[str] | None, seed: int, seen: dict[str, Counter]) -> str:
+#: The shapes written for a pass, drawn four times as often from the start:
+#: accel-async-fusion rewrites task graphs and launch loops; the other passes
+#: rewrite loop kernels (:data:`llvmaccel.kernelgen.LOOP_SHAPES`).
+HOME_SHAPES = {"accel-async-fusion": ("async-chain", "async-dag", "async-group", "async-loop",
+                                      "launch-cuda", "launch-hip", "launch-ze")}
+
+
+def _shape(shapes: list[str] | None, seed: int, seen: dict[str, Counter],
+           pass_name: str = "") -> str:
     """The shape of kernel ``seed``: drawn with weights (transformed + 1) /
-    (checked + 2) per shape so far, so a run spends most of its time on the
-    shapes the pass rewrites, and never stops drawing the others."""
+    (checked + 2) per shape so far (times 4 for the pass's :data:`HOME_SHAPES`),
+    so a run spends most of its time on the shapes the pass rewrites, and never
+    stops drawing the others."""
     import random
-    names = shapes or sorted(kernelgen.SHAPES)
-    weights = [(seen.get(n, Counter())["transformed"] + 1) / (seen.get(n, Counter())["checked"] + 2)
-               for n in names]
+    names = shapes or kernelgen.available_shapes()
+    home = HOME_SHAPES.get(pass_name, kernelgen.LOOP_SHAPES)
+    weights = [(4 if n in home else 1) * (seen.get(n, Counter())["transformed"] + 1)
+               / (seen.get(n, Counter())["checked"] + 2) for n in names]
     return random.Random(f"shape:{seed}").choices(names, weights)[0]
 
 
@@ -198,8 +221,17 @@ def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResu
         report.findings[f.kind] += 1
 
 
+def _keep_generator_error(report: FuzzReport, out_dir: str, stem: str, detail: str) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, stem + ".generator-error.txt")
+    with open(path, "w") as f:
+        f.write(detail + "\n")
+    report.saved.append(path)
+
+
 def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, pipeline: str,
-          finding: Finding, args: dict[str, str], reduce_it: bool) -> None:
+          finding: Finding, args: dict[str, str], reduce_it: bool,
+          libraries: list[str] | None = None) -> None:
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, stem + ".ll")
     with open(path, "w") as f:
@@ -207,12 +239,14 @@ def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, p
     arg_texts = [f"{a}={t}" for a, t in args.items()]
     lines = [str(finding), "", "reproduce:",
              "  " + reproduce_command(path, function, pipeline=pipeline, seed=finding.seed or 0,
-                                      case=finding.case, args=arg_texts, target="host")]
+                                      case=finding.case, args=arg_texts, target="host",
+                                      libraries=libraries)]
     if reduce_it and finding.stage in ("execute", "pipeline"):
         from .reduce import reduce
         try:
             red = reduce(path, function, finding.kind, pipeline=pipeline, args=args,
-                         seed=finding.seed or 0, case=finding.case, target="host")
+                         seed=finding.seed or 0, case=finding.case, target="host",
+                         libraries=libraries)
             lines += ["", f"reduced ({red.lines[0]} -> {red.lines[1]} lines, "
                       f"{red.seconds:.0f} s): {red.path}", "  " + red.command]
         except (RuntimeError, FileNotFoundError) as err:

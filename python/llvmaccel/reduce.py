@@ -78,7 +78,8 @@ def _same_kind(cfg: dict, original: str | None, candidate: str) -> int:
         mode = {"after": candidate}
     kw = {"cases": cfg["cases"], "seed": cfg["seed"], "args": cfg["args"],
           "timeout": cfg["timeout"], "case_numbers": cfg["case_numbers"],
-          "target": cfg.get("target")}
+          "target": cfg.get("target"), "compile_pipeline": cfg.get("compile_pipeline"),
+          "libraries": cfg.get("libraries")}
     try:
         if cfg["kind"] in _IN_PROCESS:
             # Runs are forked children already; skipping the worker process
@@ -121,6 +122,8 @@ def reduce(
     jobs: int = 2,
     delta_passes: str | None = None,
     target: str | None = None,
+    compile_pipeline: str | None = None,
+    libraries: list[str] | None = None,
 ) -> ReduceResult:
     """Shrinks the module at ``path`` while ``check`` still finds a ``kind`` finding.
 
@@ -140,6 +143,7 @@ def reduce(
         jobs: llvm-reduce's parallel tests.
         delta_passes: llvm-reduce's ``--delta-passes`` (default: all of them).
         target: As for :func:`check` (``"host"``: the pipeline sees this machine).
+        compile_pipeline, libraries: As for :func:`check`.
 
     Raises:
         FileNotFoundError: llvm-reduce is missing.
@@ -158,6 +162,7 @@ def reduce(
         json.dump({"function": function, "kind": kind, "seed": seed, "cases": cases,
                    "case_numbers": numbers, "timeout": timeout, "args": spec_texts,
                    "pipeline": pipeline, "transform": transform, "target": target,
+                   "compile_pipeline": compile_pipeline, "libraries": libraries or [],
                    "after": None}, f)
     # The test is a bash script that asks a server (one Python process with
     # llvmaccel loaded, forking per candidate) over a local socket: starting
@@ -194,10 +199,12 @@ def reduce(
         original = f.read()
     arg_list = [f"{k}={v}" for k, v in spec_texts.items()]
     if after is not None:
-        command = reproduce_command(path, function, after=output, seed=seed, args=arg_list)
+        command = reproduce_command(path, function, after=output, seed=seed, args=arg_list,
+                                    libraries=libraries)
     else:
         command = reproduce_command(output, function, pipeline=pipeline, transform=transform,
-                                    seed=seed, args=arg_list, target=target)
+                                    seed=seed, args=arg_list, target=target,
+                                    libraries=libraries)
     tests = (out.stdout + out.stderr).count("Success!") or 0
     return ReduceResult(reduced, output, command, kind, seconds, (_count(original),
                         _count(reduced)), (out.stdout + out.stderr)[-2000:], tests)

@@ -4,6 +4,7 @@ import glob
 import os
 import platform
 import subprocess
+import sys
 import sysconfig
 
 import lit.formats
@@ -65,7 +66,9 @@ for _libdir in _libdirs:
         config.substitutions.append(
             ("%mlir-async-runtime", f"{os.path.join(_libdir, _rt[0])} -Wl,-rpath,{_libdir}"))
         break
-config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
+# The interpreter running lit (the venv's, where llvmaccel is installed) unless
+# --param python=... says otherwise.
+config.substitutions.append(("%python", lit_config.params.get("python", sys.executable)))
 
 config.available_features.add(f"llvm{config.llvm_version_major}")
 if config.llvm_version_major >= 21:
@@ -91,6 +94,12 @@ for _target, _names in {
         config.available_features.add(f"{_target}-registered-target")
 
 # GPU runtimes are enabled explicitly on GPU runners (lit --param gpu=cuda,...).
+# Every pass's lit inputs on every target (test/lit/verify/cross-target-suite-*):
+# minutes per pass under qemu, so only when asked (`--param cross_suite=1`, the
+# nightly job; LIT_ARGS="--param cross_suite=1" make test).
+if lit_config.params.get("cross_suite", "") not in ("", "0"):
+    config.available_features.add("cross-suite")
+
 for gpu in filter(None, lit_config.params.get("gpu", "").split(",")):
     config.available_features.add(f"gpu-{gpu}")
 
@@ -154,5 +163,5 @@ if config.llvmaccel_clang:
             config.available_features.add(f"qemu-{_arch}")
     _cross = os.path.join(config.test_source_root, "verify", "cross_run.py")
     config.substitutions.append(
-        ("%cross-run", f"{lit_config.params.get('python', 'python3')} {_cross} "
+        ("%cross-run", f"{lit_config.params.get('python', sys.executable)} {_cross} "
                        f"--clang {config.llvmaccel_clang}"))
