@@ -60,4 +60,20 @@ ys = jax.vmap(loss, in_axes=(None, 0))(params, xs)  # one batched kernel
 want = jax.grad(lambda p, x: jnp.mean(jnp.tanh(x @ p["w"]) ** 2))(params, x)
 np.testing.assert_allclose(grads["w"], want["w"], rtol=1e-3, atol=1e-5)
 assert ys.shape == (3,)
+# Control flow: lax.scan (and fori_loop, while_loop, cond) as real loops.
+@llvmaccel.jax.jit
+def rnn(h0, xs, w, u, b):
+    return jax.lax.scan(lambda h, x: (jnp.tanh(x @ w + h @ u + b),) * 2, h0, xs)
+
+
+@jax.jit
+def rnn_reference(h0, xs, w, u, b):
+    return jax.lax.scan(lambda h, x: (jnp.tanh(x @ w + h @ u + b),) * 2, h0, xs)
+
+
+h0 = np.zeros((2, 8), np.float32)
+seq = rng.standard_normal((5, 2, 4), dtype=np.float32)
+w, u, b = (rng.standard_normal(s, dtype=np.float32) for s in ((4, 8), (8, 8), (8,)))
+for got, want in zip(rnn(h0, seq, w, u, b), rnn_reference(h0, seq, w, u, b), strict=True):
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 print("jax examples: ok")

@@ -173,3 +173,10 @@ def test_custom_op_example():
     _needs("jax")
     out = _run([sys.executable, str(EXAMPLES / "custom_ops" / "csr_spmm.py")])
     assert "agree" in out.stdout
+
+
+def test_inter_op_example():
+    _needs("torch")
+    _needs("jax")
+    out = _run([sys.executable, str(EXAMPLES / "inter_op.py")])
+    assert "inter-op examples: ok" in out.stdout
