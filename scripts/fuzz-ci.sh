@@ -36,12 +36,11 @@ shapes() {
 }
 for p in $passes; do
   echo "fuzz-ci: $p: ${fixed} s with fixed seeds from 0, ${timed} s from seed $seed"
-  # shellcheck disable=SC2046
+  read -r -a picked <<<"$(shapes "$p")"
   "$bin/llvmaccel" fuzz --pass "$p" --seconds "$fixed" --seed 0 --out "$out" \
-    --json build/fuzz-ci.jsonl $(shapes "$p") || status=1
-  # shellcheck disable=SC2046
+    --json build/fuzz-ci.jsonl "${picked[@]}" || status=1
   "$bin/llvmaccel" fuzz --pass "$p" --seconds "$timed" --seed "$seed" --out "$out" \
-    --json build/fuzz-ci.jsonl $(shapes "$p") || status=1
+    --json build/fuzz-ci.jsonl "${picked[@]}" || status=1
 done
 if [ "$status" -ne 0 ]; then
   echo "fuzz-ci: FINDINGS (kept in $out; make each a lit regression test):" >&2
