@@ -196,16 +196,18 @@ def run_torch_conv(quick: bool, runs: int) -> DemoResult:
     batch, length = (2, 256) if quick else (8, 4096)
 
     class SequenceCNN(torch.nn.Module):
-        """Two zero-padded convolutions over a sequence (padding is a bounds
-        check in the generated loops: accel-masked-load's case)."""
+        """A depthwise-separable block over a sequence: zero-padded depthwise
+        convolutions (direct loops whose padding is a bounds check:
+        accel-masked-load's case) around a pointwise one (a GEMM)."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.c1 = torch.nn.Conv1d(16, 32, 7, padding=3)
-            self.c2 = torch.nn.Conv1d(32, 32, 7, padding=3)
+            self.d1 = torch.nn.Conv1d(16, 16, 7, padding=3, groups=16)
+            self.p = torch.nn.Conv1d(16, 32, 1)
+            self.d2 = torch.nn.Conv1d(32, 32, 7, padding=3, groups=32)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.c2(torch.relu(self.c1(x)))
+            return self.d2(torch.relu(self.p(self.d1(x))))
 
     model = SequenceCNN().eval()
     x = torch.randn(batch, 16, length)

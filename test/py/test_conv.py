@@ -1,8 +1,9 @@
 """Convolution and pooling through torch.compile(backend="llvmaccel"):
 PyTorch's ``convolution``, ``max_pool*d_with_indices`` and ``avg_pool*d``
-lowered as direct loop nests whose padding is a bounds check on the input
-index (the form accel-masked-load rewrites), against eager, and on inputs
-that end right before an unmapped page."""
+lowered as direct loop nests or, with enough channels, an im2col copy and a
+GEMM, both with padding a bounds check on the input index (the form
+accel-masked-load rewrites), against eager, and on inputs that end right
+before an unmapped page."""
 
 from __future__ import annotations
 
@@ -33,6 +34,21 @@ CASES = {
     "conv2d_asymmetric": (lambda x, w, b: F.conv2d(x, w, b, stride=(1, 2), padding=(0, 3),
                                                    dilation=(2, 1)), (2, 2, 11, 13), (3, 2, 2, 5)),
     "conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=1), (1, 2, 5, 6, 7), (3, 2, 3, 3, 3)),
+    # Enough channels for im2col + GEMM (codegen.conv.GEMM_MIN_DEPTH/_OUT).
+    "gemm_conv1d_stride_dilation_groups": (
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=3, dilation=2, groups=2),
+        (2, 16, 41), (16, 8, 3)),
+    "gemm_conv2d_asymmetric": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(2, 3),
+                                                        dilation=(1, 2)),
+                               (2, 8, 11, 13), (12, 8, 3, 5)),
+    "gemm_conv2d_1x1_in_place": (lambda x, w, b: F.conv2d(x, w, b), (2, 16, 7, 9),
+                                 (24, 16, 1, 1)),
+    "gemm_conv2d_1x1_stride2": (lambda x, w, b: F.conv2d(x, w, None, stride=2),
+                                (1, 32, 9, 9), (16, 32, 1, 1)),
+    "gemm_conv2d_groups_pad_hi": (lambda x, w, b: F.conv2d(x, w, b, padding="same", groups=4),
+                                  (1, 16, 10, 10), (32, 4, 4, 4)),
+    "gemm_conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=(1, 0, 2)), (1, 4, 5, 6, 7),
+                    (8, 4, 3, 2, 3)),
 }
 
 
@@ -67,6 +83,38 @@ def test_conv_dynamic_batch_and_length():
             torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-4)
 
 
+def test_conv_gemm_dynamic_batch_and_length():
+    """The im2col + GEMM form with symbolic batch and length: the column
+    buffer and the GEMM's N are sized at run time."""
+    model = torch.nn.Conv1d(16, 16, 7, padding=3).eval()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend="llvmaccel", dynamic=True, options={"strict": True})
+    with torch.no_grad():
+        for n, length in [(1, 9), (3, 40), (2, 1)]:
+            x = torch.randn(n, 16, length)
+            torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("xs", "ws", "groups", "gemm"), [
+    ((1, 16, 20, 20), (32, 16, 3, 3), 1, True),
+    ((1, 64, 20, 20), (64, 16, 1, 1), 4, True),
+    ((1, 8, 20, 20), (8, 1, 3, 3), 8, False),   # depthwise: one channel per dot product
+    ((1, 3, 20, 20), (4, 3, 3, 3), 1, False),   # four output channels
+])
+def test_conv_form_follows_the_channels(xs, ws, groups, gemm):
+    """Which convolutions become a GEMM: the kernel names a matmul kernel
+    for the conv node exactly when it does."""
+    from llvmaccel.codegen import generate
+    from llvmaccel.graph import DType, Graph
+
+    g = Graph()
+    x, w = g.input("x", xs, DType.f32), g.input("w", ws, DType.f32)
+    pad = ws[2] // 2
+    g.set_outputs([g.conv(x, w, None, (1, 1), (pad, pad), (1, 1), groups)])
+    kernel = generate(g)
+    assert bool(kernel.matmuls) == gemm, kernel.matmuls
+
+
 def test_transposed_and_integer_convolutions_fall_back():
     x, w = torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)
     ex = lt.explain(lambda x, w: F.conv_transpose2d(x, w), x, w)
@@ -85,7 +133,9 @@ def test_conv_padding_never_reads_past_the_input():
         rng = np.random.default_rng(0)
         for xs, ws, kw in [((1, 3, 12, 12), (4, 3, 5, 5), dict(padding=2)),
                            ((2, 2, 40), (3, 2, 9), dict(padding=4, stride=3)),
-                           ((1, 1, 7, 9), (2, 1, 3, 3), dict(padding=(2, 1), dilation=2))]:
+                           ((1, 1, 7, 9), (2, 1, 3, 3), dict(padding=(2, 1), dilation=2)),
+                           ((1, 8, 9, 11), (16, 8, 3, 3), dict(padding=2, dilation=2)),
+                           ((2, 16, 30), (16, 16, 5), dict(padding=2))]:
             x = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(xs)),
                                  dtype=np.float32))).view(xs)
             w = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(ws)),

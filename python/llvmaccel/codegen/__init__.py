@@ -83,7 +83,7 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 
-class _Emitter(ElementwiseEmitter, MatmulEmitter, GatherEmitter, ConvEmitter, CustomEmitter,
+class _Emitter(ElementwiseEmitter, ConvEmitter, MatmulEmitter, GatherEmitter, CustomEmitter,
                ScanEmitter, ControlEmitter, SortEmitter, RowEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 

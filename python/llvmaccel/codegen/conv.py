@@ -25,21 +25,42 @@ the window size PyTorch's rules give). The innermost loop is the shape
 checked against the row length, the out-of-range side a value): split into
 edge and interior loops, the interior without checks vectorizes. Without the
 pass the check stays in the hot loop.
+
+Convolutions with enough channels are a GEMM instead (:meth:`ConvEmitter.
+emit_conv_gemm`): per image and group, the input windows are copied into a
+column buffer (``im2col``: ``col[c * KV + k, p]`` is the input under tap
+``k`` of output position ``p``, 0 in the padding, read by the same guarded
+load as above, so ``accel-masked-load`` splits the copy's edges from its
+interior) and the output is ``W_g [O/G, C/G * KV] @ col [C/G * KV, P]``
+through the matmul kernels (the BLAS library or llvmaccel's own, as
+:func:`llvmaccel.blas.choose` picks). A 1x1 convolution with stride 1 and no
+padding reads the input in place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..graph import Node
+from .. import blas
+from ..graph import Node, dim_op, shape_numel
 from .common import Buffer, CodegenError, _const, _fconst
-from .emitter import EmitterCore
+from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _Matmul, _matmul_tiling
+
+# A convolution becomes im2col + GEMM when each output is a dot product of at
+# least GEMM_MIN_DEPTH terms (C/G times the kernel volume) and a group has at
+# least GEMM_MIN_OUT output channels: the GEMM's register tiles then reuse
+# every column they load. Below, the direct loops are as fast.
+GEMM_MIN_DEPTH = 16
+GEMM_MIN_OUT = 8
 
 
-class ConvEmitter(EmitterCore):
-    """Direct convolution and pooling."""
+class ConvEmitter(MatmulEmitter):
+    """Convolution (direct, or im2col + GEMM) and pooling."""
 
     def emit_conv(self, node: Node, out: Buffer) -> None:
+        if _gemm_form(node):
+            self.emit_conv_gemm(node, out)
+            return
         x, w = node.inputs[:2]
         bias = node.inputs[2] if len(node.inputs) > 2 else None
         bx, bw = self.buffer_of(x), self.buffer_of(w)
@@ -68,6 +89,108 @@ class ConvEmitter(EmitterCore):
                     self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {prod}"))
 
                 self._window(node, out, bx, 0, [n, oc], [n, ic], [], zero, weight, update)
+
+    def emit_conv_gemm(self, node: Node, out: Buffer) -> None:
+        """``out[n, g] = W_g @ im2col(x[n, g])`` for each image ``n`` and
+        group ``g`` (see the module docstring), then the bias."""
+        x, w = node.inputs[:2]
+        bias = node.inputs[2] if len(node.inputs) > 2 else None
+        bx, bw = self.buffer_of(x), self.buffer_of(w)
+        bb = self.buffer_of(bias) if bias is not None else None
+        if bx is None or bw is None or (bias is not None and bb is None):
+            raise CodegenError("conv operands are not materialized")
+        dt = node.dtype
+        groups: int = node.attrs["groups"]  # type: ignore[assignment]
+        out_ch, group_ch = node.shape[1], w.shape[1]
+        og = out_ch // groups
+        depth = group_ch * shape_numel(node.attrs["kernel"])
+        positions = shape_numel(node.shape[2:])
+        col = None if _reads_in_place(node) else self.scratch((depth, positions), dt)
+        vw = _matmul_tiling(dt, 1, self.target)[0]
+        _, mr, kc = _matmul_tiling(dt, _MATMUL_NR_VECTORS, self.target)
+        dp = self.dim(positions)
+        mm = _Matmul(ba=bw, bb=bx if col is None else col, out=out, dt=dt, vw=vw, ta=False,
+                     tb=False, dm=str(og), dn=dp, dk=str(depth), nrv=_MATMUL_NR_VECTORS,
+                     mr=mr, kc=kc)
+        choice = blas.choose(og, positions, depth, dt.itemsize, False, self.target, self.host,
+                             tile_columns=_MATMUL_NR_VECTORS * vw)
+        self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
+        with self.loop(self.dim(node.shape[0]), hint="n") as n, \
+                self.loop(str(groups), hint="g") as g:
+            first = self.imul(g, str(group_ch))
+            if col is None:
+                mm.ob = self.iadd(self.imul(n, image), self.imul(first, dp))
+            else:
+                self._im2col(node, bx, col, n, first)
+            mm.oa = self.imul(g, str(og * depth))
+            mm.oc = self.imul(self.iadd(self.imul(n, str(out_ch)), self.imul(g, str(og))), dp)
+            self.mm_run(mm, choice)
+        if bb is None:
+            return
+        t = dt.llvm
+        with self.loop(self.dim(node.shape[0]), hint="n") as n, \
+                self.loop(str(out_ch), hint="oc") as oc:
+            bv = self.load(bb, oc)
+            base = self.imul(self.iadd(self.imul(n, str(out_ch)), oc), dp)
+            with self.loop(dp, hint="p") as p:
+                off = self.iadd(base, p)
+                self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {bv}"))
+
+    def _im2col(self, node: Node, bx: Buffer, col: Buffer, n: str, first: str) -> None:
+        """``col[c * KV + k, p] = x[n, first + c, window of p under tap k]``
+        (0 in the padding) for the ``C/G`` channels of one group."""
+        with self.loop(str(node.inputs[1].shape[1]), hint="ic") as c:
+            self._im2col_dim(node, bx, col, [n, self.iadd(first, c)], c, 0, [], [], [], False)
+
+    def _im2col_dim(self, node: Node, bx: Buffer, col: Buffer, chan: list[str], c: str,
+                    d: int, iidx: list[str], kidx: list[str], pidx: list[str],
+                    zero: bool) -> None:
+        """The loops of spatial dim ``d`` of :meth:`_im2col` (and, nested,
+        the later dims'). ``zero``: under a padding row of an earlier dim,
+        written as zeros without reading the input."""
+        x = node.inputs[0]
+        rank = x.rank - 2
+        stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
+        dil, ksize = node.attrs["dilation"][d], node.attrs["kernel"][d]
+        osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
+
+        def in_index(o: str, k: str) -> tuple[str, str]:
+            """o*stride - pad + k*dil, and whether it is inside the input."""
+            i = self.imul(o, str(stride))
+            if pad:
+                i = self.op(f"sub nsw i64 {i}, {pad}", "i")
+            i = self.iadd(i, self.imul(k, str(dil)))
+            return i, self.op(f"icmp ult i64 {i}, {isize}", "c")
+
+        if d < rank - 1:
+            with self.loop(osize, hint="o") as o, self.loop(str(ksize), hint="k") as k:
+                def rec(i: str, z: bool, o: str = o, k: str = k) -> None:
+                    self._im2col_dim(node, bx, col, chan, c, d + 1, iidx + [i], kidx + [k],
+                                     pidx + [o], z)
+                if zero:
+                    rec("0", True)
+                else:
+                    i, ok = in_index(o, k)
+                    self.either(ok, lambda i=i: rec(i, False), lambda: rec("0", True))
+            return
+        dt = node.dtype
+        zero_v = _const(0, dt)
+        taps = node.attrs["kernel"]
+        positions = self.dim(shape_numel(node.shape[2:]))
+        with self.loop(str(ksize), hint="k") as k:
+            row = self.iadd(self.imul(c, str(shape_numel(taps))), self.linear(kidx + [k], taps))
+            row_off = self.imul(row, positions)
+            with self.loop(osize, hint="o") as o:
+                off = self.iadd(row_off, self.linear(pidx + [o], node.shape[2:]))
+                if zero:
+                    v = zero_v
+                else:
+                    i, ok = in_index(o, k)
+                    v = self.cond(ok, lambda i=i: self.load(bx, self.linear(chan + iidx + [i],
+                                                                            x.shape)),
+                                  lambda: zero_v, dt.llvm)
+                self.store(col, off, v)
 
     def emit_pool(self, node: Node, out: Buffer) -> None:
         if node.attrs["fn"] == "argmax":
@@ -207,3 +330,23 @@ class ConvEmitter(EmitterCore):
                 v = self.cond(ok, lambda: self.load(bx, self.linear(iidx + [i], x.shape)),
                               lambda: fill, t)
                 update(self.linear(oidx + [o], node.shape), v, wv)
+
+
+def _gemm_form(node: Node) -> bool:
+    """Whether convolution ``node`` is emitted as im2col + GEMM: f32 or f64
+    (the matmul kernels' types; half precision arrives here widened), each
+    output a dot product of at least GEMM_MIN_DEPTH terms, and at least
+    GEMM_MIN_OUT output channels per group."""
+    w = node.inputs[1]
+    groups: int = node.attrs["groups"]  # type: ignore[assignment]
+    depth = w.shape[1] * shape_numel(node.attrs["kernel"])
+    return (node.dtype.is_float and node.dtype.itemsize in (4, 8)
+            and depth >= GEMM_MIN_DEPTH and node.shape[1] // groups >= GEMM_MIN_OUT)
+
+
+def _reads_in_place(node: Node) -> bool:
+    """A 1x1 convolution with stride 1 and no padding: the rows ``[C/G, P]``
+    of each image and group are its column buffer already."""
+    a = node.attrs
+    return (all(k == 1 for k in a["kernel"]) and all(s == 1 for s in a["stride"])
+            and not any(a["padding"]) and not any(a["padding_hi"]))

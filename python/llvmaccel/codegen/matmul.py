@@ -67,13 +67,20 @@ class MatmulEmitter(EmitterCore):
             mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
                                           b.shape[:-2]), self.dim(dim_op("mul", k, n)))
             mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
-            own = (lambda: self.mm_dot(mm)) if dot else (lambda: self.mm_panels(mm))
-            if choice.kernel == "blas":
-                self.mm_blas(mm)
-            elif choice.kernel == "own":
-                own()
-            else:
-                self.either(self.mm_blas_fits(mm, choice.min_flops), lambda: self.mm_blas(mm), own)
+            self.mm_run(mm, choice, dot)
+
+    def mm_run(self, mm: _Matmul, choice: blas.Choice, dot: bool = False) -> None:
+        """``C = A @ B`` at the offsets set in ``mm`` with the kernel
+        ``choice`` names: the library, llvmaccel's (the dot-product kernel
+        when ``dot``, else packed panels), or a branch between them on the
+        run-time sizes."""
+        own = (lambda: self.mm_dot(mm)) if dot else (lambda: self.mm_panels(mm))
+        if choice.kernel == "blas":
+            self.mm_blas(mm)
+        elif choice.kernel == "own":
+            own()
+        else:
+            self.either(self.mm_blas_fits(mm, choice.min_flops), lambda: self.mm_blas(mm), own)
 
     def either(self, c: str, then_fn: Callable[[], None], else_fn: Callable[[], None]) -> None:
         """``if (c) then_fn() else else_fn()`` (no value)."""
