@@ -308,3 +308,24 @@ def test_symbolic_buffers_state_their_extent():
         return a * b
 
     assert value(size) == 60
+
+
+def test_values_returned_twice_keep_every_output_in_its_buffer():
+    """Outputs ``[a, a, b, b, c]``: each repeat shares its first occurrence's
+    buffer. (The repeats once took the buffer at the kernel index of their
+    first occurrence from the list of graph outputs, which a repeat before
+    them shifts: b's repeat then copied b's 64 values over a's 2, past its
+    end; a training step's batch norms, returning saved statistics twice,
+    crashed the interpreter that way.)"""
+    g = Graph()
+    x = g.input("x", (2,), DType.f32)
+    y = g.input("y", (64,), DType.f32)
+    a = g.binary("add", x, g.constant(np.float32(1), DType.f32))
+    b = g.binary("mul", y, g.constant(np.float32(2), DType.f32))
+    c = g.binary("sub", y, g.constant(np.float32(3), DType.f32))
+    g.set_outputs([a, a, b, b, c])
+    xv = RNG.standard_normal(2).astype(np.float32)
+    yv = RNG.standard_normal(64).astype(np.float32)
+    got = compiler.compile_graph(g)(xv, yv)
+    for out, want in zip(got, [xv + 1, xv + 1, yv * 2, yv * 2, yv - 3], strict=True):
+        np.testing.assert_allclose(out, want, rtol=1e-6)

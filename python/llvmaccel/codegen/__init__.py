@@ -176,19 +176,21 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
     out_params: list[str] = []
     temp_params: list[str] = []
     output_map: list[int] = []
-    out_bufs: list[Buffer] = []
+    out_bufs: list[Buffer] = []  # per graph output (a value returned twice: twice)
+    kernel_bufs: list[Buffer] = []  # per output parameter of the kernel
     out_buf_of: dict[int, int] = {}
     for o in graph.outputs:
         if o.id in out_buf_of:
             output_map.append(out_buf_of[o.id])
-            out_bufs.append(out_bufs[out_buf_of[o.id]])
+            out_bufs.append(kernel_bufs[out_buf_of[o.id]])
             continue
         p = f"%out{len(outputs)}"
         out_buf_of[o.id] = len(outputs)
         output_map.append(len(outputs))
         outputs.append((o.shape, o.dtype))
         out_params.append(_pointer_param(p, o.shape, o.dtype, readonly=False))
-        out_bufs.append(Buffer("output", o.shape, o.dtype, p))
+        kernel_bufs.append(Buffer("output", o.shape, o.dtype, p))
+        out_bufs.append(kernel_bufs[-1])
 
     scratches: list[Buffer] = []
 
