@@ -164,8 +164,15 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         explanation.backward_graphs += 1
         return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
 
+    # The partitioner inductor uses: the forward saves for the backward only
+    # what is costly to recompute (a min cut of the joint graph), and cheap
+    # elementwise ops are recomputed in the backward, so a forward run with
+    # gradients enabled writes few more buffers than under no_grad.
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
     return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 bw_compiler=bw_compiler, decompositions=_decompositions())
+                                 bw_compiler=bw_compiler, decompositions=_decompositions(),
+                                 partition_fn=min_cut_rematerialization_partition)
 
 
 class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
