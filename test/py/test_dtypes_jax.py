@@ -158,6 +158,11 @@ def test_uint64_wraparound_and_conversions_with_x64():
             jax.jit(f)(x, y, s, i, f64, f64.astype(np.float32))
         assert np.asarray(want[-3]).dtype == np.float64  # uint64 + int64
         _same(got, want, exact=True)
+        # uint64 window starts clamp as unsigned values (2**63 and up too).
+        def windows(x, i):
+            return [(jax.lax.dynamic_slice(x, (i[k],), (2,)), x[i[k]],
+                     jax.lax.dynamic_update_slice(x, x[:2], (i[k],))) for k in range(6)]
+        _same(_jit(windows)(f64, x), jax.jit(windows)(f64, x), exact=True)
         # Inside jax.jit programs too (the jax.ffi custom call).
         _same(jax.jit(_jit(lambda x, y: (x * y, x // (y | 1))))(x, y),
               jax.jit(lambda x, y: (x * y, x // (y | 1)))(x, y), exact=True)
