@@ -1,8 +1,10 @@
 """Matmul: k-blocks of B packed into an L1-sized panel, register tiles of C of
 up to 8 rows x 2 vectors of the target's width held in vector registers
 across a k-block (explicit ``<W x float>`` IR with ``llvm.fmuladd``),
-transposed operands read in place, and a dot-product kernel vectorized along
-k for N = 1 and N < W; or, for the shape classes where a tuned BLAS wins
+transposed operands read in place, a dot-product kernel vectorized along
+k for N = 1 and N < W, and for a few rows of A times a large B contiguous
+along j a kernel streaming B row by row (:meth:`MatmulEmitter.mm_rows`);
+or, for the shape classes where a tuned BLAS wins
 (:func:`llvmaccel.blas.choose`), a call of the library's GEMM per batch
 index (sizes known only at run time: both, chosen by a branch on the
 sizes)."""
