@@ -18,12 +18,13 @@ Each round calls every variant once, interleaved, the order rotated by one
 each round; the median over the rounds is reported. Outputs are compared before timing. The
 machine may be shared: the load average at start and end is recorded.
 
-Results: ``bench/results/jax-control.json`` (one entry per host) and a
-``JAX control flow`` section of ``bench/results/frontends.md``.
+Results: ``bench/results/jax-control.json`` (one entry per host, its
+earlier runs kept beside the latest) and a ``JAX control flow`` section of
+``bench/results/frontends.md``.
 
-Usage::
+Usage (pinned to one core, as recorded: the machine may be shared)::
 
-    .venv/bin/python bench/frontends/jax_control.py            # ~1 min
+    taskset -c 0 .venv/bin/python bench/frontends/jax_control.py   # ~1 min
     .venv/bin/python bench/frontends/jax_control.py --quick    # smoke run, no files written
 """
 
@@ -129,31 +130,45 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+# What the llvmaccel.jax.jit column adds to the kernel's, in runs without a
+# "note" of their own (those before the outputs became zero-copy).
+_OLD_NOTE = ("the argument checks and the conversion of the outputs to `jax.Array` "
+             "(`jax.device_put`, a copy of each output).")
+NOTE = ("the argument checks (once per dtype; the kernel's input checks once per "
+        "signature) and one `jax.device_put` of the outputs, which XLA's CPU client takes "
+        "without a copy (they are 64-byte aligned).")
+
+
+def _run_lines(e: dict, heading: str) -> list[str]:
+    m = e["meta"]
+    lines = [heading, "",
+             f"{m['date']}, {m['cpu']}, 1 thread, jax {m['jax']}, LLVM {m['llvm']}; "
+             f"median of {m['rounds']} interleaved rounds (each sample averages "
+             "repeated calls of ~20 ms). The machine was shared with other jobs: load "
+             f"average (1/5/15 min) at start {m['load_start']}, at end {m['load_end']}.",
+             "", "| workload | llvmaccel.jax.jit ms | its kernel ms | jax.jit ms | "
+             "speed-up vs jax.jit | kernel vs jax.jit |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in e["results"]:
+        md = r["median_ms"]
+        lines.append(f"| {r['workload']} | {md['llvmaccel.jax.jit']:.3f} | "
+                     f"{md['kernel']:.3f} | {md['jax.jit']:.3f} | "
+                     f"{r['speedup_vs_jax_jit']:.2f}x | "
+                     f"{r['kernel_speedup_vs_jax_jit']:.2f}x |")
+    lines += ["", "The kernel column calls the compiled graph of the same function "
+              "directly (`compiled_for(...)`, numpy outputs): the llvmaccel.jax.jit "
+              f"column adds {m.get('note', _OLD_NOTE)}", ""]
+    return lines
+
+
 def markdown(hosts: dict) -> str:
     lines = [BEGIN, "## JAX control flow (lax.scan, fori_loop) vs jax.jit", "",
-             "Reproduce: `.venv/bin/python bench/frontends/jax_control.py` "
+             "Reproduce: `taskset -c 0 .venv/bin/python bench/frontends/jax_control.py` "
              "(bench/results/jax-control.json).", ""]
     for host, e in sorted(hosts.items()):
-        m = e["meta"]
-        lines += [f"### {host}", "",
-                  f"{m['date']}, {m['cpu']}, 1 thread, jax {m['jax']}, LLVM {m['llvm']}; "
-                  f"median of {m['rounds']} interleaved rounds (each sample averages "
-                  "repeated calls of ~20 ms). The machine was shared with other jobs: load "
-                  f"average (1/5/15 min) at start {m['load_start']}, at end {m['load_end']}.",
-                  "", "| workload | llvmaccel.jax.jit ms | its kernel ms | jax.jit ms | "
-                  "speed-up vs jax.jit | kernel vs jax.jit |",
-                  "|---|---:|---:|---:|---:|---:|"]
-        for r in e["results"]:
-            md = r["median_ms"]
-            lines.append(f"| {r['workload']} | {md['llvmaccel.jax.jit']:.3f} | "
-                         f"{md['kernel']:.3f} | {md['jax.jit']:.3f} | "
-                         f"{r['speedup_vs_jax_jit']:.2f}x | "
-                         f"{r['kernel_speedup_vs_jax_jit']:.2f}x |")
-        lines += ["", "The kernel column calls the compiled graph of the same function "
-                  "directly (`compiled_for(...)`, numpy outputs): the llvmaccel.jax.jit "
-                  "column adds the argument checks and the conversion of the outputs to "
-                  "`jax.Array` (`jax.device_put`)."]
-        lines.append("")
+        lines += _run_lines(e, f"### {host}")
+        for old in e.get("earlier", []):
+            lines += _run_lines(old, f"#### Earlier run ({old['meta']['date']})")
     lines.append(END)
     return "\n".join(lines)
 
@@ -178,11 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "cpu": cpu_name(), "llvm_cpu": llvmaccel.target.host().cpu, "jax": jax.__version__,
             "llvm": llvmaccel.llvm_version(), "rounds": rounds, "load_start": load_start,
-            "load_end": load_end, "command": "bench/frontends/jax_control.py"}
+            "load_end": load_end, "note": NOTE,
+            "command": "taskset -c 0 .venv/bin/python bench/frontends/jax_control.py"}
     path = RESULTS / "jax-control.json"
     hosts = json.loads(path.read_text()) if path.exists() else {}
     host = f"{meta['cpu']} ({meta['llvm_cpu']})"
-    hosts[host] = {"meta": meta, "results": results}
+    # The earlier runs of this host stay beside the new one (newest first).
+    earlier = []
+    if host in hosts:
+        prev = dict(hosts[host])
+        earlier = prev.pop("earlier", [])
+        earlier.insert(0, prev)
+    hosts[host] = {"meta": meta, "results": results, "earlier": earlier}
     path.write_text(json.dumps(hosts, indent=2) + "\n")
     md_path = RESULTS / "frontends.md"
     text = md_path.read_text()

@@ -144,9 +144,26 @@ _SPARE_SHAPES = 4  # sizes of temporaries (and call plans) a compiled graph keep
 class _Plan(NamedTuple):
     """What a call of a known input signature needs, computed once."""
 
-    outputs: tuple  # (shape, torch dtype) of every output buffer
+    outputs: tuple  # (shape, torch or numpy dtype) of every output buffer
     temp_sizes: tuple  # sizes of the temporaries
     symbols: tuple  # values of the size symbols
+    numpy: bool = False  # numpy inputs and outputs (else torch tensors)
+
+
+#: Alignment in bytes of the numpy outputs of a call: a cache line, and what
+#: XLA's CPU client needs to take a host buffer as a ``jax.Array`` without a
+#: copy (``llvmaccel.jax.jit``'s outputs).
+OUTPUT_ALIGNMENT = 64
+
+
+def aligned_empty(shape: tuple, dtype: Any) -> np.ndarray:
+    """An uninitialized C-contiguous numpy array whose data starts at a
+    multiple of :data:`OUTPUT_ALIGNMENT` bytes."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + OUTPUT_ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % OUTPUT_ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def _keep_recent(cache: dict, key: Any, value: Any) -> None:
@@ -182,6 +199,17 @@ def _tensor_signature(inputs: tuple) -> tuple | None:
             return None
         sig.append((x.dtype, x.shape))
     return tuple(sig) if sig else None
+
+
+def _array_signature(inputs: tuple) -> tuple | None:
+    """(dtype, shape) of every input if all are C-contiguous numpy arrays
+    (the inputs of ``llvmaccel.jax.jit`` calls), else None."""
+    sig = []
+    for x in inputs:
+        if type(x) is not np.ndarray or not x.flags.c_contiguous:
+            return None
+        sig.append((x.dtype, x.shape))
+    return ("numpy", *sig) if sig else None
 
 
 def kernel_ops(graph: Graph) -> str:
@@ -309,6 +337,8 @@ class CompiledGraph:
         if self.kernel.uses_blas:
             blas.sync_threads()
         key = _tensor_signature(inputs)
+        if key is None:
+            key = _array_signature(inputs)
         if key is not None and symbols:
             key = (key, tuple(sorted(symbols.items())))
         plan = self._plans.get(key) if key is not None else None
@@ -316,18 +346,26 @@ class CompiledGraph:
             return self._run_plan(plan, inputs)
         outs, plan = self._call(inputs, symbols)
         if key is not None:  # checked: the next call of this signature skips bind
+            # (and the conversions: its inputs are contiguous already)
             with self._spare_lock:
                 _keep_recent(self._plans, key, plan)
         return [outs[i] for i in self.kernel.output_map]
 
     def _run_plan(self, plan: _Plan, inputs: tuple) -> list[Any]:
-        """A call with contiguous CPU tensors of a signature seen before."""
-        import torch
+        """A call with contiguous CPU tensors, or contiguous numpy arrays, of a
+        signature seen before."""
+        if plan.numpy:
+            outs = [aligned_empty(shape, dtype) for shape, dtype in plan.outputs]
+            ptrs = [x.ctypes.data or None for x in inputs] + self._const_ptrs + \
+                [o.ctypes.data or None for o in outs]
+        else:
+            import torch
 
-        outs = [torch.empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+            outs = [torch.empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+            ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
+                [o.data_ptr() or None for o in outs]
         temps = self._take_temps(plan.temp_sizes)
-        ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
-            [o.data_ptr() or None for o in outs] + [t.ctypes.data or None for t in temps]
+        ptrs += [t.ctypes.data or None for t in temps]
         try:
             rc = self._fn(*ptrs, *plan.symbols)
         finally:
@@ -372,7 +410,7 @@ class CompiledGraph:
             args = [np.ascontiguousarray(x) for x in inputs]
 
             def alloc(shape: tuple, dt: DType) -> Any:
-                return np.empty(shape, dtype=dt.np_dtype)
+                return aligned_empty(shape, dt.np_dtype)
 
             def ptr(x: Any) -> int | None:
                 return x.ctypes.data or None
@@ -391,7 +429,8 @@ class CompiledGraph:
         if rc != 0:
             self._raise(rc)
         del args
-        plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values)
+        plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values,
+                     numpy=not use_torch)
         return outs, plan
 
     def _take_temps(self, sizes: tuple) -> list[np.ndarray]:

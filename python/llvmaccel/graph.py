@@ -70,6 +70,7 @@ class DType(Enum):
     u8 = ("u8", "i8", 1)
     u16 = ("u16", "i16", 2)
     u32 = ("u32", "i32", 4)
+    u64 = ("u64", "i64", 8)
     bool = ("bool", "i1", 1)
     # Complex numbers: interleaved (real, imag) pairs in memory, as PyTorch
     # and numpy store them; a first-class struct in registers.
@@ -150,8 +151,8 @@ class DType(Enum):
 
     @property
     def is_unsigned(self) -> bool:
-        """True for u8, u16 and u32."""
-        return self in (DType.u8, DType.u16, DType.u32)
+        """True for u8, u16, u32 and u64."""
+        return self in (DType.u8, DType.u16, DType.u32, DType.u64)
 
     def wrap(self, value: int) -> int:
         """The integer ``value`` reduced modulo 2**bits into this integer
@@ -186,11 +187,12 @@ class DType(Enum):
 
 
 _INT_DTYPES = frozenset({DType.i8, DType.i16, DType.i32, DType.i64, DType.u8, DType.u16,
-                         DType.u32})
+                         DType.u32, DType.u64})
 _NUMPY_NAMES = {
     DType.f32: "float32", DType.f64: "float64", DType.f16: "float16", DType.bf16: "bfloat16",
     DType.i8: "int8", DType.i16: "int16", DType.i32: "int32", DType.i64: "int64",
-    DType.u8: "uint8", DType.u16: "uint16", DType.u32: "uint32", DType.bool: "bool",
+    DType.u8: "uint8", DType.u16: "uint16", DType.u32: "uint32", DType.u64: "uint64",
+    DType.bool: "bool",
     DType.c64: "complex64", DType.c128: "complex128",
 }
 DTYPE_BY_NAME: dict[str, DType] = {name: dt for dt, name in _NUMPY_NAMES.items()}
@@ -409,10 +411,11 @@ def promote(a: DType, b: DType) -> DType:
     """The dtype of an arithmetic op over ``a`` and ``b``: the smallest that
     holds both (PyTorch's and JAX's lattice: bool below every number; a
     signed and an unsigned integer give a signed one wider than the unsigned,
-    u8 with i8 gives i16, u32 with i32 gives i64; integers below floats; f16
-    with bf16 gives f32); a complex operand makes the result complex, with
-    parts of the promoted dtype of both operands' parts (c64 with f64 gives
-    c128)."""
+    u8 with i8 gives i16, u32 with i32 gives i64, and u64 with any signed
+    integer, which no integer holds, gives f64 as in JAX (PyTorch refuses to
+    promote it); integers below floats; f16 with bf16 gives f32); a complex
+    operand makes the result complex, with parts of the promoted dtype of
+    both operands' parts (c64 with f64 gives c128)."""
     if a.is_complex or b.is_complex:
         return promote(a.real, b.real).complex
     if a is b:
@@ -430,7 +433,7 @@ def promote(a: DType, b: DType) -> DType:
     s, u = (b, a) if a.is_unsigned else (a, b)
     if s.itemsize > u.itemsize:
         return s
-    return {1: DType.i16, 2: DType.i32}.get(u.itemsize, DType.i64)
+    return {1: DType.i16, 2: DType.i32, 4: DType.i64}.get(u.itemsize, DType.f64)
 
 
 def _part_of(x: Node) -> tuple[Node, int] | None:

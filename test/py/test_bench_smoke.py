@@ -102,3 +102,30 @@ def test_jax_control_bench_quick():
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "rnn_scan_T8" in out.stdout and "decode_fori_T8" in out.stdout
     assert "load average" in out.stdout
+
+
+def test_jax_control_markdown_keeps_earlier_runs():
+    """A host's earlier runs stay beside its latest in the Markdown section
+    (newest first), each with its own note on what the jit column adds."""
+    pytest.importorskip("jax")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("jax_control",
+                                                  ROOT / "bench/frontends/jax_control.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def run(date, ms, note=None):
+        meta = {"date": date, "cpu": "CPU", "jax": "0", "llvm": "22", "rounds": 5,
+                "load_start": [1, 1, 1], "load_end": [1, 1, 1]}
+        if note:
+            meta["note"] = note
+        res = [{"workload": "w", "median_ms": {"llvmaccel.jax.jit": ms, "kernel": ms,
+                                                "jax.jit": 1.0},
+                "speedup_vs_jax_jit": 1.0 / ms, "kernel_speedup_vs_jax_jit": 1.0 / ms}]
+        return {"meta": meta, "results": res}
+
+    host = {**run("new", 0.5, mod.NOTE), "earlier": [run("old", 4.0)]}
+    text = mod.markdown({"CPU (x)": host})
+    assert text.index("| w | 0.500") < text.index("Earlier run (old)") < text.index("| w | 4.000")
+    assert mod.NOTE in text and mod._OLD_NOTE in text

@@ -219,6 +219,41 @@ def test_integer_matmul_through_torch_is_exact():
         assert got.dtype == dtype and torch.equal(got, torch.relu(a @ b) + 1)
 
 
+def _streams(dt: DType, m: int, n: int, k: int) -> bool:
+    """Whether ``[m, k] @ [k, n]`` (B contiguous along j) gets the streaming kernel."""
+    from llvmaccel.codegen import matmul
+
+    return m <= matmul._MATMUL_STREAM_ROWS and k * n * dt.itemsize >= matmul._MATMUL_STREAM_MIN_B
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+def test_few_rows_stream_b(dt):
+    """A few rows of A times a large B contiguous along j (a decode step's
+    h @ W): B is streamed row after row into an L1 block of C (the k loop
+    ``%srow``), nothing packed; every remainder of N (vectors, single
+    columns, blocks of C) and of K (unrolled by rows), batches, a
+    transposed A, and K = 0."""
+    from llvmaccel.codegen import matmul
+
+    vw = _tiling(dt)[0]
+    block = matmul._MATMUL_STREAM_BLOCK_BYTES // dt.itemsize
+    cases = [(1, 4096, 256, False, ()), (1, 3 * block + vw + 3, 37, False, ()),
+             (2, block + 1, 1031, True, ()), (3, 5 * vw + 3, 2053, False, ()),
+             (4, 1000, 67, True, ()), (1, 2048, 33, False, (2,))]
+    for m, n, k, ta, batch in cases:
+        assert _streams(dt, m, n, k), (m, n, k)
+        g = _graph(dt, m, n, k, ta=ta, batch=batch)
+        ir = generate(g).ir
+        assert "%srow" in ir and "%pk" not in ir, (m, n, k)
+        _check(compiler.compile_graph(g), dt, m, n, k, ta=ta, batch=batch)
+    # K = 0 writes zeros; more rows, or a B read along k, keep their kernels.
+    (y,) = compiler.compile_graph(_graph(dt, 2, 40000, 0))(
+        _data(dt, (2, 0)), _data(dt, (0, 40000)))
+    assert not y.any()
+    assert "%srow" not in generate(_graph(dt, matmul._MATMUL_STREAM_ROWS + 1, 4096, 256)).ir
+    assert "%srow" not in generate(_graph(dt, 1, 4096, 256, tb=True)).ir
+
+
 @pytest.mark.parametrize("dt", [DType.f32, DType.f64])
 def test_few_rows_read_b_in_place(dt):
     """M <= MR with B contiguous along j (a decode step's h @ W): full panels
@@ -231,7 +266,9 @@ def test_few_rows_read_b_in_place(dt):
         g = _graph(dt, m, n, k, ta=ta)
         kern = generate(g)
         _check(compiler.compile_graph(g), dt, m, n, k, ta=ta)
-        if k and n >= vw:  # B is packed only at the right edge, after the branch
+        if _streams(dt, m, n, k):  # a B this large is streamed (see below)
+            assert "%srow" in kern.ir and "%pk" not in kern.ir, (m, n, k)
+        elif k and n >= vw:  # B is packed only at the right edge, after the branch
             assert kern.ir.index("%pk") > kern.ir.index(".edge"), (m, n, k)
     # More rows than one tile: packed before the branch, as before.
     ir = generate(_graph(dt, mr + 1, nr, 5)).ir

@@ -1,5 +1,5 @@
 """The narrow dtypes through llvmaccel.jax.jit, against jax.jit: bfloat16
-and float16, int8/uint8/int16/uint16/uint32 with XLA's wrap-around and
+and float16, int8/uint8/int16/uint16/uint32/uint64 with XLA's wrap-around and
 saturating conversions, JAX's promotion lattice, and PRNG draws (threefry is
 uint32 arithmetic) identical to jax.jit's bits."""
 
@@ -128,6 +128,54 @@ def test_uint16_and_bitcast():
     x = np.array([0, 1, 65535, 40000], np.uint16)
     y = np.array([1.0, -2.5, 0.0, np.inf], np.float32)
     _same(_jit(f)(x, y), jax.jit(f)(x, y))
+
+
+def test_uint64_wraparound_and_conversions_with_x64():
+    """uint64 (JAX needs jax_enable_x64 for it): wrapping arithmetic,
+    unsigned division, comparison, min/max, shifts, reductions and arg
+    reductions, sort and cumsum, conversions both ways (XLA's saturating
+    float conversions, NaN to 0), bitcasts, and JAX's promotion of uint64
+    with a signed integer to float64; bit for bit against jax.jit."""
+    def f(x, y, s, i, f64, f32):
+        return (x + y, x * y, x - y, x // (y | 1), x % (y | 1), x > y, jnp.maximum(x, y),
+                jnp.minimum(x, y), x >> jnp.uint64(63), x << jnp.uint64(1), x ^ y, -x,
+                jax.lax.shift_right_arithmetic(x, jnp.uint64(3)), jnp.sum(x), jnp.max(x),
+                jnp.min(x), jnp.prod(x), jnp.argmax(x), jnp.argmin(x), jnp.cumsum(x),
+                jnp.sort(x), x.astype(jnp.float64), x.astype(jnp.float32),
+                x.astype(jnp.int64), x.astype(jnp.uint32), x.astype(jnp.int8),
+                s.astype(jnp.uint64), i.astype(jnp.uint64), f64.astype(jnp.uint64),
+                f32.astype(jnp.uint64), x * 3, x + s, x + i,
+                jax.lax.bitcast_convert_type(x, jnp.float64),
+                jax.lax.bitcast_convert_type(f64, jnp.uint64))
+
+    x = np.array([0, 1, 2**64 - 1, 2**63, 2**63 - 1, 12345678901234567890], np.uint64)
+    y = np.array([2**64 - 1, 5, 1, 2**63, 3, 99], np.uint64)
+    s = np.array([0, 1, 7, 255, 2, 3], np.uint32)
+    i = np.array([-1, -2**63, 0, 5, 2**63 - 1, 7], np.int64)
+    f64 = np.array([-1.0, 0.7, 1.8e19, 9.3e18, np.nan, 2e19])
+    with jax.enable_x64(True):
+        got, want = _jit(f)(x, y, s, i, f64, f64.astype(np.float32)), \
+            jax.jit(f)(x, y, s, i, f64, f64.astype(np.float32))
+        assert np.asarray(want[-3]).dtype == np.float64  # uint64 + int64
+        _same(got, want, exact=True)
+        # uint64 window starts clamp as unsigned values (2**63 and up too).
+        def windows(x, i):
+            return [(jax.lax.dynamic_slice(x, (i[k],), (2,)), x[i[k]],
+                     jax.lax.dynamic_update_slice(x, x[:2], (i[k],))) for k in range(6)]
+        _same(_jit(windows)(f64, x), jax.jit(windows)(f64, x), exact=True)
+        # Inside jax.jit programs too (the jax.ffi custom call).
+        _same(jax.jit(_jit(lambda x, y: (x * y, x // (y | 1))))(x, y),
+              jax.jit(lambda x, y: (x * y, x // (y | 1)))(x, y), exact=True)
+
+
+def test_uint64_promotion_matches_jax_x64():
+    """promote(u64, b) is jnp.promote_types under x64: u64 with a signed
+    integer is f64, with an unsigned one or bool u64, with a float the float."""
+    with jax.enable_x64(True):
+        for b, jb in {**_JNP, DType.i64: jnp.int64, DType.u64: jnp.uint64,
+                      DType.f64: jnp.float64}.items():
+            want = np.dtype(jnp.promote_types(jnp.uint64, jb))
+            assert promote(DType.u64, b).numpy == want.name == promote(b, DType.u64).numpy, b
 
 
 _JNP = {DType.bool: jnp.bool_, DType.i8: jnp.int8, DType.i16: jnp.int16, DType.i32: jnp.int32,

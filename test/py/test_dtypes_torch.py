@@ -276,6 +276,29 @@ def test_float_to_int_casts_match_eager(dtype):
     _same(_compile(lambda t: t.to(dtype))(x), x.to(dtype))
 
 
+def test_uint64_matches_eager_bit_for_bit():
+    """torch.uint64 where eager PyTorch supports it (its "limited support":
+    no add, comparison but ==, or promotion with another dtype): wrapping
+    products, bitwise ops, conversions both ways (a float to uint64 as C's
+    cast on x86: -1.0 gives 2**64 - 1), the sum (an int64, as eager's),
+    reinterpretation and where; compiled, not run eagerly (strict)."""
+    x = torch.tensor([0, 1, 2**64 - 1, 2**63, 2**63 - 1, 12345678901234567890],
+                     dtype=torch.uint64)
+    y = torch.tensor([2**64 - 1, 5, 1, 2**63, 3, 99], dtype=torch.uint64)
+    f = torch.tensor([-1.0, 0.7, 1.8e19, 9.3e18, 5.0, 1e10])
+
+    def fn(x, y, f):
+        return (x * y, x & y, x | y, x ^ y, x.to(torch.float32), x.to(torch.float64), x.sum(),
+                f.to(torch.uint64), f.double().to(torch.uint64), x.to(torch.int64),
+                x.to(torch.int32), x.to(torch.uint8), (x.to(torch.int64) * 3).to(torch.uint64),
+                x == y, x.view(torch.int64), torch.where(f > 1, x, y))
+
+    got, want = _compile(fn)(x, y, f), fn(x, y, f)
+    for g, e in zip(got, want, strict=True):
+        assert g.dtype == e.dtype, (g.dtype, e.dtype)
+        assert g.tolist() == e.tolist(), (g, e)
+
+
 # ---------------------------------------------------------------------------
 # Promotion tables, literals, the buffer ABI
 # ---------------------------------------------------------------------------

@@ -187,8 +187,14 @@ def test_unsupported_primitive_raises_or_falls_back():
 
 
 def test_bad_inputs():
-    with pytest.raises(TypeError, match="uint64"):  # (float16 is supported since dtypes)
-        lj.jit(lambda x: x + 1)(X.astype(np.uint64))
+    with pytest.raises(TypeError, match="float8_e4m3fn"):  # (uint64 is supported since)
+        lj.jit(lambda x: x + 1)(X.astype(jnp.float8_e4m3fn))
+    # Without jax_enable_x64 a uint64 argument is canonicalized to uint32, as
+    # jax.jit does (its high bits dropped).
+    big = np.array([2**40 + 3, 2**64 - 1, 7], np.uint64)
+    got, want = lj.jit(lambda x: x + 1)(big), jax.jit(lambda x: x + 1)(big)
+    assert got.dtype == want.dtype == np.uint32
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     f = lj.jit(lambda x: jnp.exp(x).sum(0))
     np.testing.assert_allclose(f(np.zeros((0, 3), np.float32)), np.zeros(3))
     np.testing.assert_allclose(f(X.T), np.exp(X.T).sum(0), rtol=1e-5)  # non-contiguous

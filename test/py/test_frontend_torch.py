@@ -418,13 +418,18 @@ def test_empty_and_noncontiguous_inputs():
 
 
 def test_unsupported_dtype_falls_back():
-    # (uint64: eager PyTorch copies it but has little arithmetic on it.)
-    x = torch.tensor([[1, 2], [3, 2**63 + 5]], dtype=torch.uint64)
+    # (float8: eager PyTorch copies it but has little arithmetic on it.)
+    x = torch.tensor([[1.0, 2.0], [3.0, 0.5]]).to(torch.float8_e4m3fn)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _check(lambda x: torch.cat([x, x.t()]), x)
+        got = torch.compile(lambda x: torch.cat([x, x.t()]), backend="llvmaccel")(x)
+    assert torch.equal(got.view(torch.uint8), torch.cat([x, x.t()]).view(torch.uint8))
     ex = lt.explain(lambda x: torch.cat([x, x.t()]), x)
-    assert ex.fallbacks and "uint64" in str(ex)
+    assert ex.fallbacks and "float8_e4m3fn" in str(ex)
+    # uint64 (which used to fall back here) compiles.
+    u = torch.tensor([[1, 2], [3, 2**63 + 5]], dtype=torch.uint64)
+    _check(lambda x: torch.cat([x, x.t()]), u)
+    assert not lt.explain(lambda x: torch.cat([x, x.t()]), u).fallbacks
 
 
 def test_explain_leaves_other_compilations_alone():

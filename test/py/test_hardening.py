@@ -354,8 +354,10 @@ def test_narrow_dtype_buffers_are_checked():
         _narrow_graph(DType.u16)(np.ones(4, np.int16))
     with pytest.raises(TypeError, match="not supported"):
         _narrow_graph(DType.f16)(np.ones(4, ">f2"))  # big-endian halves
-    with pytest.raises(TypeError, match="not supported"):
+    with pytest.raises(TypeError, match="expected dtype uint32, got uint64"):
         _narrow_graph(DType.u32)(np.ones(4, np.uint64))
+    with pytest.raises(TypeError, match="not supported"):
+        _narrow_graph(DType.u64)(np.ones(4, ">u8"))  # big-endian
     ml_dtypes = pytest.importorskip("ml_dtypes")
     with pytest.raises(TypeError, match="not supported"):
         bf16(np.ones(4, ml_dtypes.float8_e4m3fn))

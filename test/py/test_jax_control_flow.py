@@ -107,6 +107,56 @@ def test_fori_loop_static_bounds_decode_loop():
     _check(decode, *args, rtol=1e-4, atol=1e-5)
 
 
+def test_loop_body_matmul_takes_the_top_level_kernel():
+    """A decode step's ``h @ W`` in a fori_loop body is emitted as the same
+    ``h @ W`` at top level is: the streaming kernel of few-row products
+    (B read row after row, the k loop ``%srow``), not the register tile
+    reading B a few cache lines per row; and no buffer of W is made."""
+    h, w = _r(512), _r(512, 512) * 0.05
+
+    def loop(h, w):
+        return lax.fori_loop(0, 6, lambda i, h: jnp.tanh(h @ w), h)
+
+    top, body = _ir(lambda h, w: h @ w, h, w), _ir(loop, h, w)
+    assert "%srow" in top and "%srow" in body
+    assert "%pk" not in top and "%pk" not in body
+    kernel = lj.jit(loop).compiled_for(h, w).kernel
+    assert [tuple(s) for s, _ in kernel.temps if len(s) == 2] == [(1, 512)]  # h @ W, no W
+    _check(loop, h, w, rtol=1e-4, atol=1e-5)
+
+
+def test_jit_outputs_are_jax_arrays_without_a_copy(monkeypatch):
+    """The kernel's outputs become jax.Arrays on the CPU holding the buffers
+    the kernel wrote (aligned for XLA's CPU client: no copy), read-only,
+    each call's its own; a value returned twice is one buffer."""
+    from llvmaccel import compiler
+
+    made = []
+
+    def recorded(shape, dtype):
+        out = aligned(shape, dtype)
+        made.append(out.ctypes.data)
+        return out
+
+    aligned = compiler.aligned_empty
+    monkeypatch.setattr(compiler, "aligned_empty", recorded)
+    f = lj.jit(lambda x: (x * 2.0, jnp.sum(x), x * 2.0))
+    x = _r(300, 7)
+    a, s, b = f(x)
+    a2, _, _ = f(x)  # the second call runs through the plan of the first
+    for y in (a, s, b, a2):
+        assert isinstance(y, jax.Array) and y.devices() == {jax.devices("cpu")[0]}
+        assert y.unsafe_buffer_pointer() in made  # the kernel's buffer itself
+        assert not np.asarray(y).flags.writeable
+    assert a.unsafe_buffer_pointer() != a2.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(np.asarray(a), x * 2.0)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # Each output of a call through a numpy plan is aligned too.
+    k = f.compiled_for(x)
+    for _ in range(2):
+        assert all(o.ctypes.data % compiler.OUTPUT_ALIGNMENT == 0 for o in k(x))
+
+
 def test_fori_loop_dynamic_bounds():
     def f(n, x):
         return lax.fori_loop(0, n, lambda i, c: c * 1.1 + i.astype(jnp.float32), x)

@@ -31,8 +31,11 @@ Stages inside :func:`generate`:
    into an L1-sized panel, register tiles of C of 8 rows x 2 vectors of the
    host's width held in vector registers across a k-block, explicit
    ``<W x float>`` IR; transposed operands such as ``linear``'s weight read
-   in place; dot products vectorized along k for N = 1 and N < W, see
-   ``_Emitter.mm_panels`` and ``_Emitter.mm_dot``), and embedding_bag as the
+   in place; dot products vectorized along k for N = 1 and N < W; a few
+   rows of A times a large B contiguous along j, such as a decode step's
+   ``h @ W``, stream B row after row into an L1 block of C, see
+   ``_Emitter.mm_panels``, ``_Emitter.mm_dot`` and ``_Emitter.mm_rows``),
+   and embedding_bag as the
    counted loop nest accel-prefetch recognizes::
 
        bounds = offsets (include_last_offset), else a temporary

@@ -238,6 +238,8 @@ class ElementwiseEmitter(EmitterCore):
             if saturate:
                 sign = "u" if dst.is_unsigned else "s"
                 return self.call(f"llvm.fpto{sign}i.sat.{d}.{sfx}", d, [(s, v)])
+            if dst is DType.u64:  # no wider integer: as C's cast on x86 (-1.0 gives 2**64 - 1)
+                return self.float_to_u64(v, s, sfx)
             wide = "i64" if dst.bits >= 32 and dst is not DType.i32 else "i32"
             r = self.call(f"llvm.fptosi.sat.{wide}.{sfx}", wide, [(s, v)])
             return r if wide == d else self.op(f"trunc {wide} {r} to {d}")
@@ -248,6 +250,19 @@ class ElementwiseEmitter(EmitterCore):
         if src.bits == dst.bits:  # i8 <-> u8: the same bits
             return v
         return self.op(f"trunc {s} {v} to {d}")
+
+    def float_to_u64(self, v: str, s: str, sfx: str) -> str:
+        """Float ``v`` (LLVM type ``s``) to uint64 without saturating, as a C
+        cast compiles on x86-64: below 2**63 through int64 (negative values
+        wrap, -1.0 gives 2**64 - 1), from 2**63 on ``v - 2**63`` with the top
+        bit set; NaN gives 0. Never poison."""
+        big = _fconst(2.0 ** 63, DType.f32 if s == "float" else DType.f64)
+        low = self.call(f"llvm.fptosi.sat.i64.{sfx}", "i64", [(s, v)])
+        high = self.call(f"llvm.fptosi.sat.i64.{sfx}", "i64",
+                         [(s, self.op(f"fsub {s} {v}, {big}"))])
+        high = self.op(f"xor i64 {high}, {-(1 << 63)}", "i")
+        return self.op(f"select i1 {self.op(f'fcmp oge {s} {v}, {big}', 'c')}, i64 {high}, "
+                       f"i64 {low}")
 
     def round_to_bf16(self, v: str) -> str:
         """f32 ``v`` rounded to the nearest bf16, ties to even, NaN to the

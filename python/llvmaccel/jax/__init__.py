@@ -100,6 +100,11 @@ class _Entry:
         self.out_dtypes, self.flat_fun = out_dtypes, flat_fun
         self._fn, self._compile = fn, compile
         self._lock = threading.RLock()
+        # Which array leaves (inputs, outputs) are PRNG keys, passed and
+        # returned as their data: set by JitFunction._build for its signature.
+        self.in_keys: tuple[bool, ...] = ()
+        self.out_keys: tuple[bool, ...] = tuple(
+            is_key_dtype(dt) for dt in out_dtypes) if out_dtypes else ()
         self._transformables: dict[str | None, Callable[..., list[Any]]] = {}
 
     @property
@@ -179,6 +184,8 @@ class JitFunction:
         if self.symbolic_constraints and polymorphic_shapes is None:
             raise ValueError("symbolic_constraints need polymorphic_shapes")
         self._cache: dict[Any, Any] = {}
+        # Argument dtypes checked once (graph_dtype) for every later call.
+        self._dtypes_ok: set[Any] = set()
         # Concrete signature -> (entry, symbol values): calls with shapes seen
         # before skip solving the polymorphic shapes again.
         self._bound: dict[Any, tuple[Any, dict[str, int]]] = {}
@@ -206,11 +213,16 @@ class JitFunction:
                   tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames)))
         leaves, tree = jax.tree_util.tree_flatten((dyn_pos, dyn_kw))
         arrays = []
+        ok = self._dtypes_ok
         for k, leaf in enumerate(leaves):
             arr = leaf if hasattr(leaf, "shape") and hasattr(leaf, "dtype") else np.asarray(leaf)
-            graph_dtype(arr.dtype, f"argument leaf {k}")
+            if arr.dtype not in ok:  # once per dtype: a TypeError for unsupported ones
+                graph_dtype(arr.dtype, f"argument leaf {k}")
+                ok.add(arr.dtype)
             arrays.append(arr)
-        key = (tree, static, tuple((tuple(a.shape), str(a.dtype)) for a in arrays))
+        # Dtype objects, not their names: a byte order other than the host's
+        # is another dtype (and the kernel's input check refuses it).
+        key = (tree, static, tuple((tuple(a.shape), a.dtype) for a in arrays))
         return key, arrays, tree
 
     def _arg_label(self, pos: int) -> str:
@@ -348,9 +360,11 @@ class JitFunction:
                    for k, a in enumerate(arrays)]
             outs = lower_jaxpr(closed, g, ins)
             g.set_outputs(outs)
-            return _Entry("llvmaccel", None, out_tree, [o.dtype for o in out_leaves], flat_fun,
-                          functools.partial(compile_graph, g, self.pipeline, self.auto,
-                                            self.inter_op))
+            entry = _Entry("llvmaccel", None, out_tree, [o.dtype for o in out_leaves], flat_fun,
+                           functools.partial(compile_graph, g, self.pipeline, self.auto,
+                                             self.inter_op))
+            entry.in_keys = tuple(is_key_dtype(a.dtype) for a in arrays)
+            return entry
         except (UnsupportedPrimitive, TypeError) as e:
             if not self.fallback:
                 raise
@@ -390,21 +404,18 @@ class JitFunction:
             # Under jax.grad, jax.vmap, jax.jit...: a custom call with rules.
             outs = entry.transformable(self._recompile)(*arrays)
         else:
-            outs = [jax.device_put(o)
-                    for o in entry.fn(*[_host_array(a) for a in arrays], symbols=env)]
-            outs = [jax.random.wrap_key_data(o, impl=dt._impl) if is_key_dtype(dt) else o
-                    for o, dt in zip(outs, entry.out_dtypes or [None] * len(outs),
-                                     strict=True)]
+            host = [np.asarray(jax.random.key_data(a)) if key else np.asarray(a)
+                    for a, key in zip(arrays, entry.in_keys, strict=True)]
+            # The kernel's outputs are fresh numpy arrays that nothing else
+            # holds, aligned for XLA's CPU client (compiler.OUTPUT_ALIGNMENT):
+            # device_put takes them as jax.Arrays without a copy (and on the
+            # calling thread; a copy would go through XLA's worker threads).
+            outs = jax.device_put(entry.fn(*host, symbols=env))
+            if any(entry.out_keys):
+                outs = [jax.random.wrap_key_data(o, impl=dt._impl) if key else o
+                        for o, dt, key in zip(outs, entry.out_dtypes or [], entry.out_keys,
+                                              strict=True)]
         return jax.tree_util.tree_unflatten(entry.out_tree, outs)
-
-
-def _host_array(a: Any) -> Any:
-    """The numpy array of an argument (a PRNG key's data for a key)."""
-    if is_key_dtype(a.dtype):
-        import jax
-
-        return np.asarray(jax.random.key_data(a))
-    return np.asarray(a)
 
 
 _CONSTRAINT = re.compile(

@@ -25,6 +25,7 @@ from .lowering import (
     _static,
     graph_dim,
     graph_dtype,
+    start_index,
 )
 
 
@@ -138,6 +139,6 @@ def _dynamic_update_slice(g: Graph, ins: list, eqn: Any) -> Node:
     indices = []
     for d, s in enumerate(starts):
         room = _dim_value(g, graph_dim(in_shape[d] - up_shape[d]))
-        s = g.binary("minimum", g.binary("maximum", g.cast(s, i64), g.scalar(0, i64)), room)
+        s = g.binary("minimum", g.binary("maximum", start_index(g, s), g.scalar(0, i64)), room)
         indices.append(g.binary("add", g.iota(tuple(upd.shape), d, i64), s))
     return g.scatter(x, upd, indices, tuple(("index", d) for d in range(x.rank)))

@@ -69,8 +69,8 @@ _ENTRY = "llvmaccel_xla_entry"
 # XLA_FFI_DataType values (xla/ffi/api/c_api.h).
 _XLA_DTYPES: dict[DType, int] = {
     DType.bool: 1, DType.i8: 2, DType.i16: 3, DType.i32: 4, DType.i64: 5, DType.u8: 6,
-    DType.u16: 7, DType.u32: 8, DType.f16: 10, DType.f32: 11, DType.f64: 12, DType.c64: 15,
-    DType.bf16: 16, DType.c128: 18,
+    DType.u16: 7, DType.u32: 8, DType.u64: 9, DType.f16: 10, DType.f32: 11, DType.f64: 12,
+    DType.c64: 15, DType.bf16: 16, DType.c128: 18,
 }
 # XLA_FFI_Error_Code values for the kernels' error kinds.
 _ERROR_CODES = {"IndexError": 11, "ValueError": 3}  # OUT_OF_RANGE, INVALID_ARGUMENT

@@ -790,7 +790,7 @@ def _dynamic_slice(g: Graph, ins: list, eqn: Any) -> Node:
             x = g.slice(x, d, lo, dim_op("add", size, lo), 1)
             continue
         # Clamp the start like XLA, then gather the window along d.
-        s = g.cast(s, DType.i64)
+        s = start_index(g, s)
         s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, DType.i64)),
                      _dim_value(g, room))
         idx = g.binary("add", g.iota((size,), 0, DType.i64), s)
@@ -1011,10 +1011,19 @@ def _gather_window(g: Graph, x: Node, idx: Node, sim: tuple, eqn: Any) -> Node:
             lo = _clamp_start(int(consts[t]), room)
             x = g.slice(x, d, lo, dim_op("add", size, lo), 1)
             continue
-        s = g.cast(g.reshape(g.slice(idx, 0, t, t + 1, 1), ()), i64)
+        s = start_index(g, g.reshape(g.slice(idx, 0, t, t + 1, 1), ()))
         s = g.binary("minimum", g.binary("maximum", s, g.scalar(0, i64)), _dim_value(g, room))
         x = g.take(x, g.binary("add", g.iota((size,), 0, i64), s), d, "clip")
     return x
+
+
+def start_index(g: Graph, s: Node) -> Node:
+    """A window start as an i64 scalar for clamping: a uint64 start beyond
+    int64's range saturates to its largest value (XLA clamps starts as
+    unsigned values; a plain cast would make them negative)."""
+    if s.dtype is DType.u64:
+        s = g.binary("minimum", s, g.scalar((1 << 63) - 1, DType.u64))
+    return g.cast(s, DType.i64)
 
 
 def _clamp_start(start: int, room: Dim) -> Dim:
