@@ -290,3 +290,15 @@ def test_torch_bf16_transformer_encoder(kernels):
     # Two layers of bf16 rounding (residuals, norms, softmax) on both sides.
     torch.testing.assert_close(got, want, atol=5e-2, rtol=5e-2)
     assert _native_matmuls(kernels) >= 8
+
+
+def test_switched_off_by_environment(monkeypatch):
+    """``LLVMACCEL_BF16_DOT=off``: the f32 path on any target, and a compiled
+    graph of its own (the setting is part of the cache key)."""
+    g = _graph(24, 40, 33)
+    on = compiler.compile_graph(g)
+    monkeypatch.setenv("LLVMACCEL_BF16_DOT", "off")
+    assert "dpbf16ps" not in generate(g, target=ZEN4).ir
+    off = compiler.compile_graph(g)
+    assert off is not on and "dpbf16ps" not in off.kernel.ir
+    assert ("dpbf16ps" in on.kernel.ir) == NATIVE

@@ -49,7 +49,7 @@ def bf16_dot(target: TargetInfo, lanes: int) -> str | None:
     bfloat>`` operands; releases before 17 took ``<N x i32>``).
     ``LLVMACCEL_BF16_DOT=off`` turns it off (every bf16 matmul in f32: the
     comparison the benchmarks make)."""
-    if os.environ.get("LLVMACCEL_BF16_DOT", "").lower() == "off":
+    if not enabled():
         return None
     f = target.features
     if target.arch == "x86_64" and "avx512bf16" in f:
@@ -60,6 +60,12 @@ def bf16_dot(target: TargetInfo, lanes: int) -> str | None:
     if target.arch in ("aarch64", "arm64") and "bf16" in f and lanes == 4:
         return "llvm.aarch64.neon.bfdot.v4f32.v8bf16"
     return None
+
+
+def enabled() -> bool:
+    """False when ``LLVMACCEL_BF16_DOT=off`` (part of the compiled-graph
+    cache's key)."""
+    return os.environ.get("LLVMACCEL_BF16_DOT", "").lower() != "off"
 
 
 def bf16_operand(x: Node) -> Node | None:
