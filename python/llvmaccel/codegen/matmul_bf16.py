@@ -83,36 +83,49 @@ class Bf16MatmulEmitter(EmitterCore):
     def mm_bf16_pack(self, mm: _Matmul, panel: str, pc: str, kc: str, j0: str,
                      cols: str) -> None:
         """``panel[(k/2) * 2NR + 2c + k%2] = B[pc + k, j0 + c]`` (bf16), 0
-        for ``c >= cols`` and for the second half of a last, odd pair; the
-        inner loop runs along B's contiguous dimension."""
+        for ``c >= cols`` and for the second half of a last, odd pair. Each
+        pair is one 32-bit word (low half: the even k): read as one word
+        when B is stored ``[N, K]`` (a linear layer's weight), else built
+        from two rows in a loop along them that the loop vectorizer
+        widens."""
         nr = mm.nrv * mm.vw
+        pairs = self.op(f"lshr i64 {kc}, 1", "i")
 
-        def slot(k: str, c: str) -> str:
-            pair = self.op(f"lshr i64 {k}, 1", "i")
-            half = self.op(f"and i64 {k}, 1", "i")
-            return self.ptr(panel, "bfloat", self.iadd(self.imul(pair, str(2 * nr)),
-                                                 self.iadd(self.imul(c, "2"), half)))
+        def word_at(p: str, c: str) -> str:
+            return self.ptr(panel, "i32", self.iadd(self.imul(p, str(nr)), c))
+
+        def bits(v: str) -> str:
+            h = self.op(f"bitcast bfloat {v} to i16", "i")
+            return self.op(f"zext i16 {h} to i32", "i")
 
         if mm.tb:
             with self.loop(cols, hint="pc") as c:
-                with self.loop(kc, hint="pk") as k:
-                    v = self.load(mm.bb, self.addr_b(mm, self.iadd(pc, k), self.iadd(j0, c)))
-                    self.line(f"store bfloat {v}, ptr {slot(k, c)}")
+                with self.loop(pairs, hint="pk") as p:
+                    k = self.iadd(pc, self.imul(p, "2"))
+                    src = self.ptr(mm.bb.param, "bfloat", self.addr_b(mm, k, self.iadd(j0, c)))
+                    w = self.op(f"load i32, ptr {src}, align 2", "ld")
+                    self.line(f"store i32 {w}, ptr {word_at(p, c)}")
         else:
-            with self.loop(kc, hint="pk") as k:
-                row = self.addr_b(mm, self.iadd(pc, k), j0)
+            with self.loop(pairs, hint="pk") as p:
+                k = self.iadd(pc, self.imul(p, "2"))
+                row0 = self.addr_b(mm, k, j0)
+                row1 = self.addr_b(mm, self.iadd(k, "1"), j0)
                 with self.loop(cols, hint="pc") as c:
-                    v = self.load(mm.bb, self.iadd(row, c))
-                    self.line(f"store bfloat {v}, ptr {slot(k, c)}")
-        with self.loop(kc, hint="pk") as k:
-            with self.loop(str(nr), start=cols, hint="pc") as c:
-                self.line(f"store bfloat 0xR0000, ptr {slot(k, c)}")
+                    lo = bits(self.load(mm.bb, self.iadd(row0, c)))
+                    hi = bits(self.load(mm.bb, self.iadd(row1, c)))
+                    w = self.op(f"or i32 {lo}, {self.op(f'shl i32 {hi}, 16', 'i')}", "i")
+                    self.line(f"store i32 {w}, ptr {word_at(p, c)}")
         odd = self.op(f"icmp ne i64 {self.op(f'and i64 {kc}, 1', 'i')}, 0", "c")
 
-        def pad() -> None:
-            with self.loop(str(nr), hint="pc") as c:
-                self.line(f"store bfloat 0xR0000, ptr {slot(kc, c)}")
-        self.when(odd, pad)
+        def last() -> None:  # (B[pc + kc - 1, j0 + c], 0)
+            k = self.iadd(pc, self.imul(pairs, "2"))
+            with self.loop(cols, hint="pc") as c:
+                w = bits(self.load(mm.bb, self.addr_b(mm, k, self.iadd(j0, c))))
+                self.line(f"store i32 {w}, ptr {word_at(pairs, c)}")
+        self.when(odd, last)
+        with self.loop(self.iadd(pairs, self.op(f"and i64 {kc}, 1", "i")), hint="pk") as p:
+            with self.loop(str(nr), start=cols, hint="pc") as c:
+                self.line(f"store i32 0, ptr {word_at(p, c)}")
 
     def mm_bf16_pair(self, mm: _Matmul, i: str, k: str, last: bool) -> str:
         """``(A[i, k], A[i, k+1])`` (``last``: ``(A[i, k], 0)``) in every
