@@ -4,7 +4,8 @@ and a 2-layer ``nn.TransformerEncoder`` (d_model 256, 4 heads, ff 1024,
 batch_first) on a 4x128x256 bf16 input, inference under ``no_grad``.
 
 Variants, interleaved per round (the order rotated by one each round),
-median over the rounds:
+median over the rounds (each round's figure: the mean of at least 3 calls
+filling ``--sample`` seconds):
 
 ``eager``         PyTorch eager (oneDNN's bf16 GEMM where the CPU has one).
 ``llvmaccel``     ``torch.compile(backend="llvmaccel")``: bf16 matmuls with
@@ -46,9 +47,13 @@ def _models() -> dict:
 
 
 def _compiled(fn, native: bool):
+    # No torch._dynamo.reset() between the variants: it would drop the
+    # other variant's compiled code. Both share the model's code object and
+    # dynamo keeps one cache entry per backend, so the f32 variant's options
+    # differ (auto="all" is the default written out): another backend.
     os.environ["LLVMACCEL_BF16_DOT"] = "" if native else "off"
-    torch._dynamo.reset()
-    c = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    opts = {"strict": True} if native else {"strict": True, "auto": "all"}
+    c = torch.compile(fn, backend="llvmaccel", options=opts)
     return c
 
 
@@ -56,12 +61,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--sample", type=float, default=0.4,
+                    help="seconds of calls per variant and round (at least 3 calls)")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     out: dict = {"cpu": host().cpu, "features_bf16": "avx512bf16" in host().features,
                  "threads": args.threads, "rounds": args.rounds,
                  "loadavg_before": os.getloadavg(), "models": {}}
+    torch._dynamo.reset()
     for name, (fn, inputs, (rtol, atol)) in _models().items():
         with torch.no_grad():
             want = fn(*inputs)
@@ -71,20 +79,23 @@ def main() -> None:
                 got = c(*inputs)  # compiles with the environment of this variant
                 torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
                 variants[label] = c
-            os.environ["LLVMACCEL_BF16_DOT"] = ""
             times: dict[str, list[float]] = {v: [] for v in variants}
             order = list(variants)
             for r in range(args.rounds):
                 for v in order[r % len(order):] + order[:r % len(order)]:
                     fn_v = variants[v]
+                    # The backend looks its kernels up per call (keyed on the
+                    # setting too): each variant runs with its own.
+                    os.environ["LLVMACCEL_BF16_DOT"] = "off" if v == "llvmaccel-f32" else ""
                     fn_v(*inputs)
-                    reps = 3
-                    t0 = time.perf_counter()
-                    for _ in range(reps):
+                    reps, t0 = 0, time.perf_counter()
+                    while reps < 3 or time.perf_counter() - t0 < args.sample:
                         fn_v(*inputs)
+                        reps += 1
                     times[v].append((time.perf_counter() - t0) / reps * 1e3)
         med = {v: statistics.median(t) for v, t in times.items()}
         out["models"][name] = {"median_ms": med, "runs_ms": times}
+    os.environ["LLVMACCEL_BF16_DOT"] = ""
     out["loadavg_after"] = os.getloadavg()
     if args.json:
         with open(args.json, "w") as f:
