@@ -51,7 +51,9 @@ Stages inside :func:`generate`:
    (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
 
 Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
-(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). Row
+(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). An f32
+matmul of casts of bf16 values reads the bf16 values on targets with a bf16
+dot product (:mod:`.matmul_bf16`). Row
 reductions and the loop nests after them that read them at the same row
 share one loop over the rows, with one-row temporaries (:mod:`.rows`).
 
