@@ -538,8 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     old = out_dir / "frontends.md"
     text = old.read_text() if old.exists() else ""
     begin, end = "<!-- jax-control:begin -->", "<!-- jax-control:end -->"
-    if begin in text and end in text:  # bench/frontends/jax_control.py's section stays
-        md = md.rstrip("\n") + "\n\n" + text[text.index(begin):text.index(end) + len(end)] + "\n"
+    if begin in text and end in text:
+        # bench/frontends/jax_control.py's section and the notes after it stay.
+        md = md.rstrip("\n") + "\n\n" + text[text.index(begin):]
     old.write_text(md)
     print(_markdown(meta, results))
     return 0

@@ -6,7 +6,8 @@
 (:mod:`llvmaccel.jit`). Results are cached:
 
 * in the process, keyed on (graph fingerprint, dtype/rank signature, pipeline,
-  LLVM version, host CPU, ``$LLVMACCEL_AUTO``, digest of the pass plugin);
+  LLVM version, host CPU, ``$LLVMACCEL_AUTO``, ``$LLVMACCEL_BF16_DOT``,
+  digest of the pass plugin);
 * on disk, as optimized bitcode and the pipeline's report, under
   ``$LLVMACCEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/llvmaccel``, else
   ``~/.cache/llvmaccel`` (``LLVMACCEL_CACHE_DIR=off`` disables it), so a new
@@ -37,7 +38,7 @@ import numpy as np
 
 from . import blas, interop, jit, profiling, vecmath
 from ._native import core
-from .codegen import Kernel, generate
+from .codegen import Kernel, generate, matmul_bf16
 from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
@@ -494,7 +495,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     parallel = interop.requested(inter_op)
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
-           blas.mode() if blas.load() is not None else "off", parallel)
+           blas.mode() if blas.load() is not None else "off", parallel, matmul_bf16.enabled())
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

@@ -54,7 +54,9 @@ Stages inside :func:`generate`:
    (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
 
 Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
-(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). Row
+(:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). An f32
+matmul of casts of bf16 values reads the bf16 values on targets with a bf16
+dot product (:mod:`.matmul_bf16`). Row
 reductions and the loop nests after them that read them at the same row
 share one loop over the rows, with one-row temporaries (:mod:`.rows`).
 
@@ -76,7 +78,7 @@ from .conv import ConvEmitter
 from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
-from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_source, _matmul_tiling
+from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _matmul_tiling, matmul_operands
 from .rows import RowEmitter, row_groups, row_local_buffer
 from .scan import ScanEmitter
 from .sort import SortEmitter
@@ -229,16 +231,21 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                   matmuls=e.matmul_choices, uses_blas=e.uses_blas)
 
 
-def _materialized(graph: Graph) -> set[int]:
-    """The nodes of ``graph`` that get their own loop nest (and a buffer)."""
+def _materialized(graph: Graph, target: TargetInfo) -> set[int]:
+    """The nodes of ``graph`` that get their own loop nest (and a buffer) on
+    ``target`` (a matmul's operands are buffers: the f32 casts of bf16
+    values, or the bf16 values, see codegen.matmul_bf16)."""
     eff, expanded = _uses(graph)
     must: set[int] = set()
     for n in graph.nodes:
         if n.op in _KERNELS:
             must.add(n.id)
-        if n.op in ("matmul", "embedding_bag", "conv", "pool"):
+        if n.op == "matmul":
+            for src, _ in matmul_operands(n, target)[:2]:
+                must.add(_root_for_buffer(src))  # type: ignore[arg-type]
+        if n.op in ("embedding_bag", "conv", "pool"):
             for x in n.inputs:
-                must.add(_root_for_buffer(_matmul_source(x)[0] if n.op == "matmul" else x))
+                must.add(_root_for_buffer(x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):
             must.add(_root_for_buffer(n.inputs[1]))
         if n.op == "custom" or n.op in MULTI_VALUED:  # contiguous operands of their own shapes
@@ -260,7 +267,7 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     temporaries come from ``e.scratch``. The kernel's own graph, and the body
     of a loop or a branch (:mod:`codegen.control`, with an emitter of its own
     over the same function) alike."""
-    must = _materialized(graph)
+    must = _materialized(graph, e.target)
     order: list = [n for n in graph.nodes if n.id in must and n.id not in e.buffers]
     written: dict[int, Buffer] = {}
     for o, buf in zip(graph.outputs, out_bufs, strict=True):

@@ -20,6 +20,7 @@ from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
 from .emitter import EmitterCore
+from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_operand, bf16_panel_depth
 
 # Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
 # = this many vectors of the host's width), bytes of a packed KC x NR panel of
@@ -37,7 +38,7 @@ _MATMUL_STREAM_BLOCK_BYTES = 16384
 _MATMUL_STREAM_REGS = 8
 
 
-class MatmulEmitter(EmitterCore):
+class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
     """Cache-blocked matmul loop nests."""
 
     def emit_matmul(self, node: Node, out: Buffer) -> None:
@@ -47,8 +48,7 @@ class MatmulEmitter(EmitterCore):
         read along ``k`` and ``N`` is smaller than a vector, dot products
         vectorized along ``k`` (:meth:`mm_dot`)."""
         a, b = node.inputs
-        src_a, ta = _matmul_source(a)
-        src_b, tb = _matmul_source(b)
+        (src_a, ta), (src_b, tb), dot2 = matmul_operands(node, self.target)
         ba, bb = self.buffer_of(src_a), self.buffer_of(src_b)
         assert ba is not None and bb is not None
         dt = node.dtype
@@ -58,13 +58,19 @@ class MatmulEmitter(EmitterCore):
         small_n = isinstance(n, int) and n <= vw
         nrv = 1 if small_n else _MATMUL_NR_VECTORS
         _, mr, kc = _matmul_tiling(dt, nrv, self.target)
+        if dot2:
+            kc = bf16_panel_depth(vw, nrv)
         # N == 1: B is a vector, contiguous along k whatever its layout.
         mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
-                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc)
-        dot = not ta and mm.tb and isinstance(n, int) and n < vw
-        choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
-                             complex_=not dt.is_float,
-                             tile_columns=_MATMUL_NR_VECTORS * vw)
+                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc,
+                     dot2=dot2)
+        dot = not dot2 and not ta and mm.tb and isinstance(n, int) and n < vw
+        if dot2:  # no bf16 GEMM in the library (scipy-openblas32 has no sbgemm)
+            choice = blas.Choice("own", f"bf16 operands, {dot2}")
+        else:
+            choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
+                                 complex_=not dt.is_float,
+                                 tile_columns=_MATMUL_NR_VECTORS * vw)
         self.matmul_choices.append((node.id, choice.kernel, choice.reason))
         if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
@@ -224,13 +230,15 @@ class MatmulEmitter(EmitterCore):
             return self.iadd(mm.ob, self.iadd(self.imul(j, mm.dk), k))
         return self.iadd(mm.ob, self.iadd(self.imul(k, mm.dn), j))
 
-    def stack(self, mm: _Matmul, role: str, count: int) -> str:
-        """An aligned stack array of ``count`` elements, one per role, type
-        and size for the whole function (matmuls run one after another)."""
-        key = (role, mm.t, count)
+    def stack(self, mm: _Matmul, role: str, count: int, ty: str = "") -> str:
+        """An aligned stack array of ``count`` elements (of ``ty``, default
+        C's type), one per role, type and size for the whole function
+        (matmuls run one after another)."""
+        ty = ty or mm.t
+        key = (role, ty, count)
         if key not in self.mm_stack:
             self.mm_stack[key] = name = self.fresh("stk")
-            self.allocas.append(f"  {name} = alloca [{count} x {mm.t}], align 64")
+            self.allocas.append(f"  {name} = alloca [{count} x {ty}], align 64")
         return self.mm_stack[key]
 
     def mm_panels(self, mm: _Matmul) -> None:
@@ -252,8 +260,9 @@ class MatmulEmitter(EmitterCore):
         contiguous along ``j``, a full panel would be used once: the tile
         reads B in place and only the right edge is packed."""
         nr = mm.nrv * mm.vw
-        in_place = not mm.tb and mm.dm.isdigit() and int(mm.dm) <= mm.mr
-        panel = self.stack(mm, "panel", mm.kc * nr)
+        in_place = not mm.dot2 and not mm.tb and mm.dm.isdigit() and int(mm.dm) <= mm.mr
+        panel = self.stack(mm, "panel", mm.kc * nr, "bfloat" if mm.dot2 else "")
+        pack = self.mm_bf16_pack if mm.dot2 else self.mm_pack
         tile = self.stack(mm, "tile", mm.mr * nr)
         nkb = self.call("llvm.smax.i64", "i64",
                         [("i64", self.ceil_div(mm.dk, mm.kc)), ("i64", "1")], hint="i")
@@ -268,7 +277,7 @@ class MatmulEmitter(EmitterCore):
                 j0 = self.imul(jb, str(nr))
                 cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
                 if not in_place:
-                    self.mm_pack(mm, panel, pc, kc, j0, cols)
+                    pack(mm, panel, pc, kc, j0, cols)
                 # Full panel, or the right edge with as few vectors as cover it.
                 done = self.label("cols")
                 labels = [self.label("full")] + [self.label("edge") for _ in range(mm.nrv)]
@@ -414,6 +423,25 @@ class MatmulEmitter(EmitterCore):
                 old = self.vload(mm, *where(r, q))
                 init = self.op(f"select i1 {first}, {mm.vt} zeroinitializer, {mm.vt} {old}")
                 self.line(f"store {mm.vt} {init}, ptr {accs[r][q]}")
+        if mm.dot2:
+            assert panel is not None
+            self.mm_bf16_k(mm, accs, panel, i0, rows, nv, pc, kc)
+        else:
+            self.mm_tile_k(mm, accs, panel, i0, rows, nv, pc, kc, j0)
+        for r in range(rows):
+            for q in range(nv):
+                self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+        if tile is not None:
+            for r in range(rows):
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                    self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
+
+    def mm_tile_k(self, mm: _Matmul, accs: list[list[str]], panel: str | None, i0: str,
+                  rows: int, nv: int, pc: str, kc: str, j0: str) -> None:
+        """The k-block ``[pc, pc + kc)`` of a register tile, one fused
+        multiply-add per element of A and vector of B."""
+        nr = mm.nrv * mm.vw
         with self.loop(kc, hint="k") as k:
             kk = self.iadd(pc, k)
             if panel is None:
@@ -428,14 +456,6 @@ class MatmulEmitter(EmitterCore):
                 for q in range(nv):
                     acc = self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a")
                     self.line(f"store {mm.vt} {self.vfma(mm, av, bv[q], acc)}, ptr {accs[r][q]}")
-        for r in range(rows):
-            for q in range(nv):
-                self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
-        if tile is not None:
-            for r in range(rows):
-                with self.loop(cols, hint="tc") as c:
-                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
-                    self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
 
     def mm_dot(self, mm: _Matmul) -> None:
         """Dot products vectorized along ``k`` (A and B both contiguous
@@ -528,6 +548,9 @@ class _Matmul:
     nrv: int
     mr: int
     kc: int
+    # The bf16 pair dot-product intrinsic when A and B are bf16 buffers
+    # (codegen.matmul_bf16), else None (A, B and C of dtype dt).
+    dot2: str | None = None
     oa: str = "0"
     ob: str = "0"
     oc: str = "0"
@@ -565,11 +588,35 @@ def _streams_b(mm: _Matmul, m: object) -> bool:
     (:meth:`MatmulEmitter.mm_rows`): B contiguous along ``j``, a static
     ``M`` of at most ``_MATMUL_STREAM_ROWS`` rows, and B not known to be
     small (a B that stays in cache is faster through the register tile)."""
-    if mm.tb or not isinstance(m, int) or not 1 <= m <= _MATMUL_STREAM_ROWS:
-        return False
+    if mm.tb or mm.dot2 or not isinstance(m, int) or not 1 <= m <= _MATMUL_STREAM_ROWS:
+        return False  # (bf16 operands: the dot-product panels only)
     if mm.dk.isdigit() and mm.dn.isdigit():
         return int(mm.dk) * int(mm.dn) * mm.dt.itemsize >= _MATMUL_STREAM_MIN_B
     return True
+
+
+def matmul_operands(node: Node, target: TargetInfo
+                    ) -> tuple[tuple[Node, bool], tuple[Node, bool], str | None]:
+    """Where a matmul reads A and B (each a node and whether it is read
+    transposed, see :func:`_matmul_source`) on ``target``, and the bf16
+    dot-product intrinsic when it reads bf16 operands: an f32 matmul of two
+    casts of bf16 values (bf16 and mixed graphs' form, see
+    :mod:`.matmul_bf16`) on a target with a bf16 dot product, unless N is
+    smaller than a vector with B read along k (the dot-product kernel's
+    matrix-vector class, which stays f32)."""
+    a, b = node.inputs
+    wide = (_matmul_source(a), _matmul_source(b))
+    na, nb = bf16_operand(a), bf16_operand(b)
+    if node.dtype is not DType.f32 or na is None or nb is None:
+        return wide[0], wide[1], None
+    vw = _matmul_tiling(DType.f32, 1, target)[0]
+    dot2 = bf16_dot(target, vw)
+    (sa, ta), (sb, tb) = _matmul_source(na), _matmul_source(nb)
+    n = node.shape[-1]
+    small = not ta and (tb or n == 1) and isinstance(n, int) and n < vw
+    if dot2 is None or small:
+        return wide[0], wide[1], None
+    return (sa, ta), (sb, tb), dot2
 
 
 def _strided_batch(a: Node, b: Node, batch: tuple, m: object, n: object, k: object) -> bool:
