@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import llvmaccel
-from llvmaccel.compiler import compile_graph
-from llvmaccel.codegen import parallel
 from llvmaccel._native import core
+from llvmaccel.codegen import parallel
+from llvmaccel.compiler import compile_graph
 from llvmaccel.graph import DType, Graph
 
 F32 = DType.f32
@@ -98,8 +98,9 @@ def main() -> None:
              f"Reproduce: `.venv/bin/python {meta['command']}`", "",
              f"CPU: {meta['host_cpu'] or meta['cpu']}; {args.threads} threads against 1; "
              f"median of {args.rounds} interleaved rounds of {args.calls} calls; load average "
-             f"(1/5/15 min) at start {load[:3]}, at end {load[3:]} (a shared, loaded "
-             "machine: the hand-off is slower here than on a quiet one).", "",
+             f"(1/5/15 min) at start {load[:3]}, at end {load[3:]} (a machine shared "
+             "with other sessions). Times are whole calls from Python (about 18 us of "
+             "them the call itself).", "",
              "| op | elements | 1 thread us | threads us | speed-up |", "|---|---:|---:|---:|---:|"]
     lines += [f"| {r['op']} | {r['elements']} | {r['serial_us']} | {r['threads_us']} | "
               f"{r['speedup']}x |" for r in rows]

@@ -97,7 +97,7 @@ struct Pool {
   std::condition_variable Wake, Left;
   uint64_t Job = 0; // incremented for every run (M)
   std::atomic<uint64_t> JobSeen{0};
-  bool Open = false; // workers may join the current run (M)
+  bool Open = false;  // workers may join the current run (M)
   int64_t Joined = 0; // workers running the current run's task (M)
   llvmaccel_task_fn Fn = nullptr;
   void *Ctx = nullptr;

@@ -272,8 +272,12 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
         head = [p.replace("noalias ", "").replace("ptr noalias", "ptr") for p in params] + \
             ["i64 %par.tid", "i64 %par.nth", "ptr %par.team"]
     linkage = "internal " if cap > 1 else ""
+    # The SPMD body stays a function of its own (noinline): its parameters
+    # keep their dereferenceable sizes, which accel-prefetch reads (inlined
+    # into the task, they would be loads from the argument struct).
+    attrs = "nounwind noinline" if spmd else "nounwind"
     lines = [f"; llvmaccel graph {graph.fingerprint()}",
-             f"define {linkage}i32 @{name}({', '.join(head)}) nounwind {{", "entry:"]
+             f"define {linkage}i32 @{name}({', '.join(head)}) {attrs} {{", "entry:"]
     lines += e.allocas + e.prologue + [b for b in e.body if b] + ["}", ""]
     lines += sorted(e.decls.values())
     if e.vector_variants:  # kept until the loop vectorizer has seen them

@@ -13,7 +13,6 @@ from ..graph import DType, Graph, Node, SymExpr, shape_numel
 from ..target import TargetInfo
 from .common import Buffer, CodegenError, _strides
 
-
 # Chunks of a flat loop start at multiples of this many elements: a multiple
 # of every vector width times interleave count the vectorizer picks, so each
 # element lands in the same vector or remainder iteration as in the serial

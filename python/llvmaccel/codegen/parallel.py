@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 #: The fewest elements a loop nest must have to be split between threads
 #: (and a kernel to wake the pool at all): below it, the hand-off (waking
 #: the workers, a barrier per step) costs more than the threads gain. From
-#: bench/parallel_threshold.py (see bench/results/parallel.md).
-MIN_WORK = 1 << 15
+#: bench/parallel_threshold.py (bench/results/parallel.md, AMD EPYC znver4, 2
+#: threads: compute-bound maps gain from 2**16-2**17 elements, row sums from
+#: 2**19, memory-bound maps barely gain at 2 threads on 2 cores).
+MIN_WORK = 1 << 17
 
 #: Chunks of a parallel loop nest per thread: threads claim them as they
 #: come, so a thread the OS preempts (a loaded machine) holds back a
@@ -135,7 +137,7 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
              *d.prologue, *d.body, "}", ""]
     task = [f"define internal i32 @{name}.task(ptr %ctx, i64 %tid, i64 %nth, ptr %team) "
             "nounwind {", "entry:"]
-    for k, (t, n) in enumerate(zip(types, names, strict=True)):
+    for k, t in enumerate(types):
         task.append(f"  %a{k}.p = getelementptr inbounds {ctx_t}, ptr %ctx, i32 0, i32 {k}")
         task.append(f"  %a{k} = load {t}, ptr %a{k}.p")
     targs = ", ".join([f"{t} %a{k}" for k, t in enumerate(types)] +
