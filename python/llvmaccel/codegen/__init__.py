@@ -153,15 +153,16 @@ def _state_extents(e: _Emitter, buffers: list[Buffer]) -> None:
 
 
 def generate(graph: Graph, name: str = "llvmaccel_main",
-             target: TargetInfo | None = None) -> Kernel:
+             target: TargetInfo | None = None, threads: bool = True) -> Kernel:
     """LLVM IR for ``graph`` (see the module docstring for the function's
     parameters and the loop shapes), with vector widths and math variants
     for ``target`` (default: this machine, as LLVM sees it). For this
     machine, a graph with loop nests that may be worth several threads also
-    gets an SPMD body, chosen per call (:mod:`.parallel`)."""
+    gets an SPMD body, chosen per call (:mod:`.parallel`; ``threads=False``:
+    the single-threaded kernel alone)."""
     host = target is None
     tgt = target or common.default_target()
-    if host and parallel.candidate(graph):
+    if host and threads and parallel.candidate(graph):
         cap = parallel.max_threads()
         serial = _emit_function(graph, f"{name}.serial", tgt, host, cap=cap)
         spmd = _emit_function(graph, f"{name}.spmd", tgt, host, cap=cap, spmd=True,

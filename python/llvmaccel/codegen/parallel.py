@@ -71,9 +71,13 @@ def max_threads() -> int:
 
 def candidate(graph: Graph) -> bool:
     """Whether ``graph`` gets an SPMD body: more than one CPU, no regions,
-    and a node that may reach :data:`MIN_WORK` elements (a symbolic size
-    may)."""
+    no loop timing (:mod:`llvmaccel.profiling`), and a node that may reach
+    :data:`MIN_WORK` elements (a symbolic size may)."""
+    from .. import profiling
+
     if max_threads() < 2 or any(n.op in _NO_SPMD for n in graph.nodes):
+        return False
+    if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
         return False
     for n in graph.nodes:
         if n.op in ("input", "constant"):
