@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Core.h"
+#include "Parallel.h"
 
 #include "Compat.h"
 
@@ -729,6 +730,26 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
   if (!Gen)
     return Status::error(Status::JITError, toString(Gen.takeError()));
   (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  // The thread pool of parallel kernels (Parallel.h) lives in this
+  // extension, whose symbols the process does not export.
+  {
+    orc::MangleAndInterner Mangle((*JIT)->getExecutionSession(),
+                                  (*JIT)->getDataLayout());
+    orc::SymbolMap Runtime;
+    auto Add = [&](StringRef Name, auto *Fn) {
+      Runtime[Mangle(Name)] = {orc::ExecutorAddr::fromPtr(Fn),
+                               JITSymbolFlags::Exported |
+                                   JITSymbolFlags::Callable};
+    };
+    Add("llvmaccel_parallel_threads", &llvmaccel_parallel_threads);
+    Add("llvmaccel_parallel_run", &llvmaccel_parallel_run);
+    Add("llvmaccel_parallel_claim", &llvmaccel_parallel_claim);
+    Add("llvmaccel_parallel_done", &llvmaccel_parallel_done);
+    Add("llvmaccel_parallel_wait", &llvmaccel_parallel_wait);
+    if (Error E = (*JIT)->getMainJITDylib().define(
+            orc::absoluteSymbols(std::move(Runtime))))
+      return Status::error(Status::JITError, toString(std::move(E)));
+  }
   if (PerfMap) {
     // Labels are one line: the map is line-oriented.
     std::string Label = PerfLabel;

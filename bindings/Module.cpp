@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Core.h"
+#include "Parallel.h"
 #include "XlaFfi.h"
 
 #include <pybind11/pybind11.h>
@@ -131,6 +132,10 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("llvm_version", &llvmVersion);
   m.def("host_cpu", &hostCPU);
+  m.def("parallel_threads", [] { return llvmaccel_parallel_threads(); });
+  m.def("parallel_set_threads",
+        [](int64_t N) { llvmaccel_parallel_set_threads(N); });
+  m.def("parallel_workers", [] { return llvmaccel_parallel_workers(); });
 
   py::class_<PyModuleRef>(m, "ModuleRef")
       .def("print",

@@ -39,6 +39,7 @@ import numpy as np
 from . import blas, interop, jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate, matmul_bf16
+from .codegen import parallel as intra_op
 from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
@@ -337,6 +338,8 @@ class CompiledGraph:
     def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
         if self.kernel.uses_blas:
             blas.sync_threads()
+        if self.kernel.parallel:
+            intra_op.sync_threads()
         key = _tensor_signature(inputs)
         if key is None:
             key = _array_signature(inputs)

@@ -274,7 +274,9 @@ def _parts(graph: Graph, branches: list[Branch], name: str) -> list[_Part]:
     parts = []
     for k, b in enumerate(branches):
         sub, origin, consts, outs = _subgraph(graph, b, free, needed)
-        kernel = generate_sequential(sub, name=f"{name}.branch{k}")
+        # Single-threaded: the branches, run as tasks, are the parallelism
+        # here (no intra-op pool inside the async runtime's tasks).
+        kernel = generate_sequential(sub, name=f"{name}.branch{k}", threads=False)
         if kernel.output_map != list(range(len(outs))):
             raise AssertionError("a branch's outputs are distinct nodes")
         parts.append(_Part(sub, kernel, origin, consts, outs))

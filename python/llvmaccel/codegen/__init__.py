@@ -71,7 +71,7 @@ from dataclasses import dataclass
 
 from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
-from . import common
+from . import common, parallel
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
 from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter
@@ -158,11 +158,63 @@ def _state_extents(e: _Emitter, buffers: list[Buffer]) -> None:
 
 
 def generate(graph: Graph, name: str = "llvmaccel_main",
-             target: TargetInfo | None = None) -> Kernel:
+             target: TargetInfo | None = None, threads: bool = True) -> Kernel:
     """LLVM IR for ``graph`` (see the module docstring for the function's
     parameters and the loop shapes), with vector widths and math variants
-    for ``target`` (default: this machine, as LLVM sees it)."""
-    e = _Emitter(graph, name, target or common.default_target(), host=target is None)
+    for ``target`` (default: this machine, as LLVM sees it). For this
+    machine, a graph with loop nests that may be worth several threads also
+    gets an SPMD body, chosen per call (:mod:`.parallel`; ``threads=False``:
+    the single-threaded kernel alone)."""
+    host = target is None
+    tgt = target or common.default_target()
+    if host and threads and parallel.candidate(graph):
+        cap = parallel.max_threads()
+        serial = _emit_function(graph, f"{name}.serial", tgt, host, cap=cap)
+        spmd = _emit_function(graph, f"{name}.spmd", tgt, host, cap=cap, spmd=True,
+                              replay=serial.scratches)
+        if spmd.e.par_work:
+            assert spmd.e.errors == serial.e.errors and spmd.temps == serial.temps
+            return _kernel(graph, name, serial, parallel.dispatch(
+                graph, name, tgt, serial, spmd, cap))
+    made = _emit_function(graph, name, tgt, host)
+    return _kernel(graph, name, made, made.lines)
+
+
+@dataclass
+class _Function:
+    """One emitted function over the kernel's parameters."""
+
+    e: _Emitter
+    params: list[str]  # the parameters as written in the define
+    lines: list[str]  # the function, and the declarations it needs
+    outputs: list[tuple]
+    temps: list[tuple]
+    scratches: list[Buffer]
+    output_map: list[int]
+    kinputs: list[int]
+    kconsts: list[int]
+    symbols: list[str]
+
+
+def _kernel(graph: Graph, name: str, f: _Function, lines: list[str]) -> Kernel:
+    e = f.e
+    return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=f.kinputs, constants=f.kconsts,
+                  outputs=f.outputs, temps=f.temps, symbols=f.symbols, errors=e.errors,
+                  output_map=f.output_map, links=sorted(set(e.links)),
+                  matmuls=e.matmul_choices, uses_blas=e.uses_blas,
+                  parallel=lines is not f.lines)
+
+
+def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap: int = 1,
+                   spmd: bool = False, replay: list[Buffer] | None = None) -> _Function:
+    """The function ``name`` computing ``graph``: the kernel's entry, or
+    (``spmd``) the body every thread of a parallel kernel runs, whose
+    temporaries are those of ``replay`` (the serial function's, allocated
+    in the same order). ``cap``: the most threads the kernel runs with (its
+    row-local temporaries have one row per thread)."""
+    e = _Emitter(graph, name, target, host=host)
+    e.spmd = spmd
+    e.par_cap = cap
     params: list[str] = []
     kinputs = [n.id for n in graph.inputs]
     kconsts = sorted(graph.constants)
@@ -201,6 +253,9 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
 
     def scratch(shape: tuple, dtype: DType) -> Buffer:
         p = f"%tmp{len(temps)}"
+        if replay is not None:  # the same temporaries, in the same order
+            old = replay[len(temps)]
+            assert old.param == p and tuple(old.shape) == tuple(shape) and old.dtype is dtype
         temps.append((shape, dtype))
         temp_params.append(_pointer_param(p, shape, dtype, readonly=False))
         scratches.append(Buffer("temp", shape, dtype, p))
@@ -209,6 +264,8 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
     # Loop bodies and branches (codegen.control) take their temporaries from
     # here too: allocated once by the caller, outside every loop.
     e.scratch = scratch
+    if spmd:
+        e.prologue.append(f"  %par.chunks = mul nuw i64 %par.nth, {parallel.CHUNKS_PER_THREAD}")
     symbols = graph.symbols()
     e.anchor_symbols(symbols)
     emit_graph(e, graph, out_bufs)
@@ -216,19 +273,27 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                        *(e.buffers[nid] for nid in kconsts), *out_bufs, *scratches])
     e.line("ret i32 0")
     params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
-
+    head = params
+    if spmd:
+        # Every thread gets the same pointers: no noalias (other threads
+        # write through them, between barriers).
+        head = [p.replace("noalias ", "").replace("ptr noalias", "ptr") for p in params] + \
+            ["i64 %par.tid", "i64 %par.nth", "ptr %par.team"]
+    linkage = "internal " if cap > 1 else ""
+    # The SPMD body stays a function of its own (noinline): its parameters
+    # keep their dereferenceable sizes, which accel-prefetch reads (inlined
+    # into the task, they would be loads from the argument struct).
+    attrs = "nounwind noinline" if spmd else "nounwind"
     lines = [f"; llvmaccel graph {graph.fingerprint()}",
-             f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:"]
-    lines += e.allocas + e.prologue + e.body + ["}", ""]
+             f"define {linkage}i32 @{name}({', '.join(head)}) {attrs} {{", "entry:"]
+    lines += e.allocas + e.prologue + [b for b in e.body if b] + ["}", ""]
     lines += sorted(e.decls.values())
     if e.vector_variants:  # kept until the loop vectorizer has seen them
         used = ", ".join(f"ptr @{v}" for v in sorted(e.vector_variants))
         lines.append(f"@llvm.compiler.used = appending global [{len(e.vector_variants)} x ptr] "
                      f'[{used}], section "llvm.metadata"')
-    return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=kinputs, constants=kconsts,
-                  outputs=outputs, temps=temps, symbols=symbols, errors=e.errors,
-                  output_map=output_map, links=sorted(set(e.links)),
-                  matmuls=e.matmul_choices, uses_blas=e.uses_blas)
+    return _Function(e, params, lines, outputs, temps, scratches, output_map, kinputs, kconsts,
+                     symbols)
 
 
 def _materialized(graph: Graph, target: TargetInfo) -> set[int]:
@@ -294,8 +359,10 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             continue
         if n.id in row_local:
             p = prefix_len[n.id]
-            e.buffers[n.id] = row_local_buffer(
-                e.scratch((1,) * p + tuple(n.shape[p:]), n.dtype), p)
+            # One row per thread of a parallel kernel (par_cap rows).
+            buf = row_local_buffer(
+                e.scratch((e.par_cap,) + (1,) * (p - 1) + tuple(n.shape[p:]), n.dtype), p)
+            e.buffers[n.id] = parallel.thread_row(e, buf, tuple(n.shape[p:]))
         else:
             e.buffers[n.id] = e.scratch(n.shape, n.dtype)
     # embedding_bag without the last offset gets the bounds of its bags as
@@ -324,33 +391,44 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             what = "gather" if n.op == "gather" else \
                 "indexing/take" if wrap else "embedding/index_select"
             checks.setdefault(_root_for_buffer(idx), []).append((idx, size, what, wrap))
+    # Each loop nest, and each group of index checks, is one step (in the
+    # SPMD body of a parallel kernel: a chunk of it per thread, or thread 0
+    # alone, then a barrier; see EmitterCore.step).
     for nid in list(checks):
         if graph.nodes[nid].op in _BUFFERS:
             for idx, size, what, wrap in checks.pop(nid):
-                e.check_indices(idx, size, what, wrap)
+                e.step(lambda idx=idx, size=size, what=what, wrap=wrap:
+                       e.check_indices(idx, size, what, wrap))
     for n in order:
-        if isinstance(n, _Copy):
-            e.memo = {}
-            with e.nest(n.node.shape) as idx:
-                e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
-            e.check_zero_division()
-            continue
-        if n.id in group_of:
-            members, prefix = group_of[n.id]
-            e.materialize_rows(members, prefix)
-            e.check_zero_division()
-            continue
-        if n.id in grouped:  # emitted with its group
-            continue
-        if n.op in MULTI_VALUED:
-            e.emit_multi(n)  # writes the buffers of its results
-        elif n.op != "result":
-            e.materialize(n, e.buffers[n.id])
-        e.check_zero_division()
-        for idx, size, what, wrap in checks.pop(n.id, []):
-            e.check_indices(idx, size, what, wrap)
+        if not isinstance(n, _Copy) and n.id in grouped and n.id not in group_of:
+            continue  # emitted with its group
+        e.step(lambda n=n: _emit_step(e, n, group_of))
+        after = checks.pop(n.id, [])
+        if after:
+            e.step(lambda after=after: [e.check_indices(*c) for c in after])
     if checks:  # an index that no loop nest materialized: never read unchecked
         raise CodegenError("index checks without a materialized index")
+
+
+def _emit_step(e: _Emitter, n: object, group_of: dict) -> None:
+    """The loop nest of ``n`` (an entry of emit_graph's order)."""
+    if isinstance(n, _Copy):
+        e.memo = {}
+        with e.nest(n.node.shape) as idx:
+            e.store(n.out, e.linear(idx, n.node.shape), e.emit(n.node, idx))
+        e.check_zero_division()
+        return
+    assert isinstance(n, Node)
+    if n.id in group_of:
+        members, prefix = group_of[n.id]
+        e.materialize_rows(members, prefix)
+        e.check_zero_division()
+        return
+    if n.op in MULTI_VALUED:
+        e.emit_multi(n)  # writes the buffers of its results
+    elif n.op != "result":
+        e.materialize(n, e.buffers[n.id])
+    e.check_zero_division()
 
 
 @dataclass

@@ -54,6 +54,9 @@ class Kernel:
             (llvmaccel's kernel) or ``"runtime"`` (both, chosen on the sizes).
         uses_blas: The code calls the library (its threads are set before
             each call, :func:`llvmaccel.blas.sync_threads`).
+        parallel: The entry chooses per call between the serial function
+            and the SPMD body on several threads (:mod:`.parallel`; the
+            thread count is set before each call).
     """
 
     ir: str
@@ -68,6 +71,7 @@ class Kernel:
     links: list[tuple[str, str]] = field(default_factory=list)
     matmuls: list[tuple[int, str, str]] = field(default_factory=list)
     uses_blas: bool = False
+    parallel: bool = False
 
 
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",

@@ -605,7 +605,10 @@ class ElementwiseEmitter(EmitterCore):
             self.emit_reduce_carried(node, out)
             return
         at = acc_dt.llvm
-        with self.nest(tuple(x.shape[k] for k in kept[len(prefix):])) as inner:
+        outer = tuple(x.shape[k] for k in kept[len(prefix):])
+        # Each kept element is reduced by one thread alone: the same order
+        # of operations with any thread count.
+        with self.nest(outer, work=None if prefix else shape_numel(x.shape)) as inner:
             kidx = prefix + inner
             acc = self.alloca(at)
             arg = self.alloca("i64") if fn in ("argmax", "argmin") else None

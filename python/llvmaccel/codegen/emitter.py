@@ -13,6 +13,12 @@ from ..graph import DType, Graph, Node, SymExpr, shape_numel
 from ..target import TargetInfo
 from .common import Buffer, CodegenError, _strides
 
+# Chunks of a flat loop start at multiples of this many elements: a multiple
+# of every vector width times interleave count the vectorizer picks, so each
+# element lands in the same vector or remainder iteration as in the serial
+# loop (vector and scalar math calls may round differently).
+_CHUNK_ALIGN = 256
+
 
 def _no_scratch(shape: tuple, dtype: DType) -> Buffer:
     raise CodegenError("no temporary buffers outside codegen.generate")
@@ -56,6 +62,16 @@ class EmitterCore:
         self.uses_blas = False  # a call of the BLAS library was emitted
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
+        # The SPMD body of a parallel kernel (codegen.parallel): every thread
+        # runs it with %par.tid of %par.nth; a step's outermost loop, where
+        # its iterations are independent, takes the thread's chunk.
+        self.spmd = False
+        self.par_pending = False  # the current step may still take a chunk
+        self.par_work: list[object] = []  # work (elements) of the chunked loops
+        self.par_steps = 0  # steps emitted so far
+        self.par_prev_chunks = "1"  # chunks of the step before
+        self.par_chunk = ""  # the chunk the current step's thread runs
+        self.par_cap = 1  # the most threads the kernel runs with
 
     # -- low-level --------------------------------------------------------
     def fresh(self, hint: str = "v") -> str:
@@ -188,6 +204,88 @@ class EmitterCore:
             out.append(q)
         return out
 
+    # -- parallel steps (SPMD bodies) ---------------------------------------
+    def par_range(self, n: str, work: object, align: int = 1) -> tuple[str, str]:
+        """The part ``[begin, end)`` of the iteration range ``[0, n)`` of a
+        loop whose iterations are independent that this thread runs: in the
+        SPMD body, when the current step has not chunked a loop yet, a
+        static chunk of ``n`` (its bounds multiples of ``align``, so that
+        each element falls in the same vector or remainder iteration as in
+        the serial loop) where the step's ``work`` reaches
+        :data:`codegen.parallel.MIN_WORK` elements, else all of it on
+        thread 0; elsewhere ``[0, n)``."""
+        if not (self.spmd and self.par_pending):
+            return "0", n
+        from .parallel import MIN_WORK
+
+        self.par_pending = False
+        self.par_work.append(work)
+        tid, nth = self.par_chunk, "%par.chunks"
+        big = self.op(f"icmp sge i64 {self.dim(work)}, {MIN_WORK}", "c")
+        lo = self.op(f"udiv i64 {self.op(f'mul nuw i64 {n}, {tid}', 'i')}, {nth}", "i")
+        t1 = self.op(f"add nuw i64 {tid}, 1", "i")
+        hi = self.op(f"udiv i64 {self.op(f'mul nuw i64 {n}, {t1}', 'i')}, {nth}", "i")
+        if align > 1:
+            lo = self.op(f"and i64 {lo}, {-align}", "i")
+            last = self.op(f"icmp eq i64 {t1}, {nth}", "c")
+            hi = self.op(f"select i1 {last}, i64 {n}, i64 "
+                         f"{self.op(f'and i64 {hi}, {-align}', 'i')}", "i")
+        first = self.op(f"icmp eq i64 {tid}, 0", "c")
+        whole = self.op(f"select i1 {first}, i64 {n}, i64 0", "i")
+        begin = self.op(f"select i1 {big}, i64 {lo}, i64 0", "i")
+        end = self.op(f"select i1 {big}, i64 {hi}, i64 {whole}", "i")
+        return begin, end
+
+    def step(self, body: Callable[[], None]) -> None:
+        """One step of the kernel (a loop nest and its checks): ``body()``.
+        In the SPMD body the step's chunks (``%par.chunks`` of them when the
+        body chunked its outermost loop, see :meth:`par_range`, else one)
+        are claimed one at a time by whichever thread comes first
+        (``llvmaccel_parallel_claim``), and every thread waits for the
+        previous step's chunks before it claims (a thread that sees an
+        error there returns it)."""
+        if not self.spmd:
+            body()
+            return
+        s = self.par_steps
+        if s > 0:
+            e, bad = self.fresh("par.err"), self.fresh("par.bad")
+            fail, ok = self.label("par.fail"), self.label("par.ok")
+            self.line(f"{e} = call i32 @llvmaccel_parallel_wait(ptr %par.team, i64 {s - 1}, "
+                      f"i64 {self.par_prev_chunks})")
+            self.line(f"{bad} = icmp ne i32 {e}, 0")
+            self.line(f"br i1 {bad}, label %{fail}, label %{ok}")
+            self.start_block(fail)
+            self.line(f"ret i32 {e}")
+            self.start_block(ok)
+            self.declare("llvmaccel_parallel_wait", "i32", ["ptr", "i64", "i64"])
+        head, run, nxt = self.label("par.claim"), self.label("par.step"), self.label("par.next")
+        self.br(head)
+        self.start_block(head)
+        chunk = self.fresh("par.chunk")
+        claim_at = len(self.body)
+        self.line(f"{chunk} = call i64 @llvmaccel_parallel_claim(ptr %par.team, i64 {s}, "
+                  "i64 <chunks>)")
+        c = self.op(f"icmp sge i64 {chunk}, 0", "c")
+        self.line(f"br i1 {c}, label %{run}, label %{nxt}")
+        saved = dict(self.memo)
+        self.start_block(run)
+        self.par_pending, self.par_chunk = True, chunk
+        body()
+        chunks = "1" if self.par_pending else "%par.chunks"
+        self.par_pending = False
+        done_at = len(self.body)
+        self.line(f"call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 <chunks>)")
+        self.br(head)
+        self.memo = saved
+        self.start_block(nxt)
+        for k in (claim_at, done_at):
+            self.body[k] = self.body[k].replace("<chunks>", chunks)
+        self.declare("llvmaccel_parallel_claim", "i64", ["ptr", "i64", "i64"])
+        self.declare("llvmaccel_parallel_done", "void", ["ptr", "i64", "i64"])
+        self.par_steps += 1
+        self.par_prev_chunks = chunks
+
     # -- loops ------------------------------------------------------------
     @contextmanager
     def loop(self, end: str, start: str = "0", hint: str = "i") -> Iterator[str]:
@@ -212,12 +310,18 @@ class EmitterCore:
         self.memo = saved
 
     @contextmanager
-    def nest(self, shape: tuple) -> Iterator[list[str]]:
-        """Nested loops over ``shape`` (outermost first)."""
+    def nest(self, shape: tuple, work: object = None) -> Iterator[list[str]]:
+        """Nested loops over ``shape`` (outermost first). ``work``: the
+        outermost loop's iterations are independent, and the nest does
+        about this many elements of work (:meth:`par_range` may chunk it)."""
         idx: list[str] = []
         stack = []
-        for d in shape:
-            cm = self.loop(self.dim(d))
+        for k, d in enumerate(shape):
+            if k == 0 and work is not None:
+                begin, end = self.par_range(self.dim(d), work)
+                cm = self.loop(end, start=begin)
+            else:
+                cm = self.loop(self.dim(d))
             idx.append(cm.__enter__())
             stack.append(cm)
         yield idx
@@ -417,8 +521,10 @@ class EmitterCore:
         elif self.complex_pairs_source(node) is not None:
             self.emit_complex_pairs(self.complex_pairs_source(node), out)  # type: ignore[arg-type]
         elif self.flat_ok(node) and node.rank > 1:
-            with self.loop(self.dim(shape_numel(node.shape))) as i:
+            numel = shape_numel(node.shape)
+            begin, end = self.par_range(self.dim(numel), numel, align=_CHUNK_ALIGN)
+            with self.loop(end, start=begin) as i:
                 self.store(out, i, self.emit_lin(node, i))
         else:
-            with self.nest(node.shape) as idx:
+            with self.nest(node.shape, work=shape_numel(node.shape)) as idx:
                 self.store(out, self.linear(idx, node.shape), self.emit(node, idx))

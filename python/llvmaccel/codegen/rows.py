@@ -19,7 +19,7 @@ and broadcasts that keep P; any other view ends the group).
 
 from __future__ import annotations
 
-from ..graph import Graph, Node
+from ..graph import Graph, Node, shape_numel
 from .common import Buffer
 from .elementwise import _rows_first
 from .emitter import EmitterCore
@@ -35,7 +35,10 @@ class RowEmitter(EmitterCore):
     def materialize_rows(self, group: list[Node], prefix: tuple) -> None:
         p = len(prefix)
         self.memo = {}
-        with self.nest(prefix) as pidx:
+        # Rows are independent: a chunk of them per thread (row-local
+        # temporaries have one row per thread, see codegen.parallel).
+        work = shape_numel(group[0].inputs[0].shape)
+        with self.nest(prefix, work=work) as pidx:
             for node in group:
                 out = self.buffers.pop(node.id)
                 self.label_prefix = f"n{node.id}."

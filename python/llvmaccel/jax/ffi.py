@@ -118,6 +118,10 @@ def _trampoline(compiled: CompiledGraph) -> int:
             from .. import blas
 
             blas.sync_threads()
+        if k.parallel:  # likewise the thread count of its loop nests
+            from ..codegen import parallel
+
+            parallel.sync_threads()
         nptr = len(k.inputs) + len(k.constants) + len(k.outputs) + len(k.temps)
         nsym = len(k.symbols)
         module = compiled._module  # noqa: SLF001 - the kernel's own JIT

@@ -1,0 +1,233 @@
+//===- Parallel.cpp - the thread pool of generated kernels ----------------===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// See Parallel.h. One run at a time uses the workers: a caller that finds
+/// the pool busy runs its kernel on its own thread, so concurrent callers
+/// never wait for each other. Waits spin briefly (a step is microseconds to
+/// milliseconds), then block on a condition variable, so idle workers cost
+/// no CPU.
+///
+//===----------------------------------------------------------------------===//
+
+#include "Parallel.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
+
+namespace {
+
+constexpr int SpinRounds = 2000;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+struct Step {
+  std::atomic<int64_t> Claimed{0};
+  std::atomic<int64_t> Done{0};
+};
+
+/// The state of one run.
+struct Team {
+  explicit Team(int64_t Steps) : Steps(new Step[Steps > 0 ? Steps : 1]) {}
+
+  std::unique_ptr<Step[]> Steps;
+  std::atomic<int32_t> Error{0};
+  std::mutex M;
+  std::condition_variable CV;
+  bool Closed = false; // the caller is done: no worker joins any more (M)
+  int64_t Joined = 0;  // workers running the task (M)
+
+  void fail(int32_t Code) {
+    int32_t Old = Error.load(std::memory_order_relaxed);
+    while ((Old == 0 || Code < Old) &&
+           !Error.compare_exchange_weak(Old, Code, std::memory_order_acq_rel))
+      ;
+    std::lock_guard<std::mutex> L(M);
+    CV.notify_all();
+  }
+
+  int64_t claim(int64_t S, int64_t N) {
+    if (Error.load(std::memory_order_relaxed) != 0)
+      return -1;
+    int64_t C = Steps[S].Claimed.fetch_add(1, std::memory_order_relaxed);
+    return C < N ? C : -1;
+  }
+
+  void done(int64_t S, int64_t N) {
+    // Release: the chunk's stores are seen by whoever sees the count.
+    if (Steps[S].Done.fetch_add(1, std::memory_order_acq_rel) + 1 == N) {
+      std::lock_guard<std::mutex> L(M);
+      CV.notify_all();
+    }
+  }
+
+  bool finished(int64_t S, int64_t N) const {
+    return Steps[S].Done.load(std::memory_order_acquire) >= N ||
+           Error.load(std::memory_order_acquire) != 0;
+  }
+
+  int32_t wait(int64_t S, int64_t N) {
+    for (int I = 0; I < SpinRounds && !finished(S, N); ++I)
+      cpuRelax();
+    if (!finished(S, N)) {
+      std::unique_lock<std::mutex> L(M);
+      CV.wait(L, [&] { return finished(S, N); });
+    }
+    return Error.load(std::memory_order_acquire);
+  }
+};
+
+/// The workers, and the run they may join.
+struct Pool {
+  std::mutex Busy; // held by the caller whose run the workers may join
+  std::mutex M;
+  std::condition_variable Wake, Left;
+  uint64_t Job = 0; // incremented for every run (M)
+  std::atomic<uint64_t> JobSeen{0};
+  bool Open = false;  // workers may join the current run (M)
+  int64_t Joined = 0; // workers running the current run's task (M)
+  llvmaccel_task_fn Fn = nullptr;
+  void *Ctx = nullptr;
+  int64_t N = 0;
+  Team *T = nullptr;
+  int64_t Workers = 0; // started so far (M)
+
+  void work(int64_t Index) {
+    uint64_t Seen = 0;
+    for (;;) {
+      for (int I = 0;
+           I < SpinRounds && JobSeen.load(std::memory_order_acquire) == Seen;
+           ++I)
+        cpuRelax();
+      llvmaccel_task_fn F;
+      void *C;
+      int64_t Threads;
+      Team *Tm;
+      {
+        // Joining happens under M, where the caller closes the run: a
+        // worker never touches a team that is gone.
+        std::unique_lock<std::mutex> L(M);
+        Wake.wait(L, [&] { return Job != Seen; });
+        Seen = Job;
+        if (!Open || Index + 1 >= N)
+          continue;
+        ++Joined;
+        F = Fn;
+        C = Ctx;
+        Threads = N;
+        Tm = T;
+      }
+      int32_t Code = F(C, Index + 1, Threads, Tm);
+      if (Code != 0)
+        Tm->fail(Code);
+      std::lock_guard<std::mutex> L(M);
+      if (--Joined == 0)
+        Left.notify_all();
+    }
+  }
+
+  int32_t run(llvmaccel_task_fn F, void *C, int64_t Threads, int64_t Steps) {
+    Team Tm(Steps);
+    std::unique_lock<std::mutex> Own(Busy, std::try_to_lock);
+    if (Own.owns_lock()) {
+      std::lock_guard<std::mutex> L(M);
+      while (Workers < Threads - 1) {
+        int64_t Index = Workers++;
+        std::thread([this, Index] { work(Index); }).detach();
+      }
+      Fn = F;
+      Ctx = C;
+      N = Threads;
+      T = &Tm;
+      Open = true;
+      ++Job;
+      JobSeen.store(Job, std::memory_order_release);
+      Wake.notify_all();
+    }
+    int32_t Code = F(C, 0, Threads, &Tm);
+    if (Code != 0)
+      Tm.fail(Code);
+    if (Own.owns_lock()) {
+      std::unique_lock<std::mutex> L(M);
+      Open = false;
+      T = nullptr;
+      Left.wait(L, [&] { return Joined == 0; });
+    }
+    return Tm.Error.load(std::memory_order_acquire);
+  }
+};
+
+std::atomic<int64_t> Threads{1};
+std::atomic<Pool *> ThePool{nullptr};
+std::once_flag AtFork;
+
+Pool &pool() {
+  Pool *P = ThePool.load(std::memory_order_acquire);
+  if (P)
+    return *P;
+  // A forked child has none of the parent's workers: it starts a new pool
+  // (the parent's is left alone; its threads do not exist in the child).
+  std::call_once(AtFork, [] {
+    pthread_atfork(nullptr, nullptr,
+                   [] { ThePool.store(nullptr, std::memory_order_release); });
+  });
+  Pool *Fresh = new Pool(); // never freed: workers run until the process ends
+  Pool *Expected = nullptr;
+  if (!ThePool.compare_exchange_strong(Expected, Fresh,
+                                       std::memory_order_acq_rel)) {
+    delete Fresh;
+    return *Expected;
+  }
+  return *Fresh;
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t llvmaccel_parallel_threads(void) {
+  return Threads.load(std::memory_order_relaxed);
+}
+
+void llvmaccel_parallel_set_threads(int64_t N) {
+  Threads.store(N < 1 ? 1 : N, std::memory_order_relaxed);
+}
+
+int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
+                               int64_t Steps) {
+  return pool().run(Fn, Ctx, N < 1 ? 1 : N, Steps);
+}
+
+int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t NChunks) {
+  return static_cast<Team *>(T)->claim(Step, NChunks);
+}
+
+void llvmaccel_parallel_done(void *T, int64_t Step, int64_t NChunks) {
+  static_cast<Team *>(T)->done(Step, NChunks);
+}
+
+int32_t llvmaccel_parallel_wait(void *T, int64_t Step, int64_t NChunks) {
+  return static_cast<Team *>(T)->wait(Step, NChunks);
+}
+
+int64_t llvmaccel_parallel_workers(void) {
+  Pool *P = ThePool.load(std::memory_order_acquire);
+  if (!P)
+    return 0;
+  std::lock_guard<std::mutex> L(P->M);
+  return P->Workers;
+}
+}

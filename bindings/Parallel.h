@@ -1,0 +1,57 @@
+//===- Parallel.h - the thread pool of generated kernels --------*- C++ -*-===//
+//
+// Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The runtime that runs a kernel's SPMD body (codegen.parallel:
+/// `<name>.task`) on several threads: a pool of worker threads started on
+/// first use and kept for the life of the process.
+///
+/// A task is `int32_t task(void *Ctx, int64_t Tid, int64_t N, void *Team)`
+/// and returns 0 or the code of a check that failed. Its loop nests are
+/// steps 0, 1, ...; step S has `NChunks` chunks (N for a parallel loop nest,
+/// 1 for a serial one), which the threads claim one by one
+/// (llvmaccel_parallel_claim) and mark done; before step S + 1 every thread
+/// waits until step S's chunks are all done (llvmaccel_parallel_wait). A
+/// thread that is late (descheduled on a loaded machine) finds the chunks
+/// taken and the steps finished: nobody waits for it, and a worker that has
+/// not joined the run when the caller is done never does. Tid (0 for the
+/// caller) is unique among the threads of a run: it indexes per-thread
+/// scratch rows. Chunk boundaries depend only on N, so which thread runs a
+/// chunk never changes a result.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef LLVMACCEL_BINDINGS_PARALLEL_H
+#define LLVMACCEL_BINDINGS_PARALLEL_H
+
+#include <cstdint>
+
+extern "C" {
+using llvmaccel_task_fn = int32_t (*)(void *, int64_t, int64_t, void *);
+
+/// The thread count kernels run with (set from Python, read per call).
+int64_t llvmaccel_parallel_threads(void);
+/// Sets the thread count (values below 1 are taken as 1).
+void llvmaccel_parallel_set_threads(int64_t N);
+/// Runs the task `Fn` with `N` chunks per parallel step over `Steps` steps
+/// on the calling thread and up to N - 1 workers; when another caller is
+/// using the pool, on the calling thread alone (it claims every chunk).
+/// Returns the smallest error code a thread returned, or 0.
+int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
+                               int64_t Steps);
+/// The next unclaimed chunk of step `Step` (of `NChunks`), or -1 when none
+/// is left or a thread has failed.
+int64_t llvmaccel_parallel_claim(void *Team, int64_t Step, int64_t NChunks);
+/// Marks one claimed chunk of `Step` (of `NChunks`) done.
+void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t NChunks);
+/// Waits until the `NChunks` chunks of `Step` are done or a thread has
+/// failed; returns the team's error code (0: none).
+int32_t llvmaccel_parallel_wait(void *Team, int64_t Step, int64_t NChunks);
+/// Worker threads the pool has started so far (tests: they are reused).
+int64_t llvmaccel_parallel_workers(void);
+}
+
+#endif // LLVMACCEL_BINDINGS_PARALLEL_H

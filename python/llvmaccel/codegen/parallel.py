@@ -1,0 +1,177 @@
+"""Intra-op parallelism: a kernel's loop nests on several threads.
+
+A graph whose loop nests may be large gets three functions besides its
+entry ``@<name>``::
+
+    i32 @<name>.serial(params...)              ; the single-threaded kernel
+    i32 @<name>.spmd(params..., i64 tid, i64 nth, ptr team)
+    i32 @<name>.task(ptr ctx, i64 tid, i64 nth, ptr team)  ; unpacks ctx
+
+The entry reads the thread count (``llvmaccel_parallel_threads``, set from
+Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
+:func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no
+loop nest reaches :data:`MIN_WORK` elements; else it stores its arguments in
+a struct and has the pool (``llvmaccel_parallel_run``, bindings/Parallel.cpp)
+run ``@<name>.task`` on that many threads. In the SPMD body each loop nest
+is a step (:meth:`EmitterCore.step`): a nest whose outermost loop's
+iterations are independent (elementwise maps, reductions over trailing axes
+with their kept dims outer, row groups: softmax, layer norm) is split into
+CHUNKS_PER_THREAD equal chunks of that loop per thread
+(:meth:`EmitterCore.par_range`); every other step (matmuls, gathers,
+convolutions, reductions over leading axes, index checks, scatters, ...) is
+one chunk. The threads claim chunks as they come (a thread the OS has not
+scheduled yet is not waited for) and wait for a step's chunks before the
+next step. Each element is computed by one chunk with the operations of the
+serial loop, so results are bit-identical for every thread count.
+
+An index check or division by zero that fails on a thread ends that thread
+with its code; the others return it at their next barrier; the call raises
+as the serial kernel does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..graph import Graph, SymExpr, shape_numel
+from ..target import TargetInfo
+from .common import Buffer
+
+if TYPE_CHECKING:
+    from . import _Function
+    from .emitter import EmitterCore
+
+#: The fewest elements a loop nest must have to be split between threads
+#: (and a kernel to wake the pool at all): below it, the hand-off (waking
+#: the workers, a barrier per step) costs more than the threads gain. From
+#: bench/parallel_threshold.py (bench/results/parallel.md, AMD EPYC znver4, 2
+#: threads: compute-bound maps gain from 2**16-2**17 elements, row sums from
+#: 2**19, memory-bound maps barely gain at 2 threads on 2 cores).
+MIN_WORK = 1 << 17
+
+#: Chunks of a parallel loop nest per thread: threads claim them as they
+#: come, so a thread the OS preempts (a loaded machine) holds back a
+#: quarter of its share, not all of it.
+CHUNKS_PER_THREAD = 4
+
+# Graph ops whose loop nests may be chunked; graphs with regions (scan,
+# while, switch) and sorts keep the serial kernel alone.
+_NO_SPMD = frozenset({"scan", "while", "switch", "sort", "result"})
+
+
+def max_threads() -> int:
+    """The most threads a kernel generated in this process runs with (the
+    CPUs this process may use)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def candidate(graph: Graph) -> bool:
+    """Whether ``graph`` gets an SPMD body: more than one CPU, no regions,
+    no loop timing (:mod:`llvmaccel.profiling`), and a node that may reach
+    :data:`MIN_WORK` elements (a symbolic size may)."""
+    from .. import profiling
+
+    if max_threads() < 2 or any(n.op in _NO_SPMD for n in graph.nodes):
+        return False
+    if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
+        return False
+    for n in graph.nodes:
+        if n.op in ("input", "constant"):
+            continue
+        size = shape_numel(n.shape)
+        if isinstance(size, SymExpr) or size >= MIN_WORK:  # type: ignore[operator]
+            return True
+    return False
+
+
+def thread_row(e: EmitterCore, buf: Buffer, row: tuple) -> Buffer:
+    """A row-local temporary (one row per thread): in the SPMD body, this
+    thread's row."""
+    if not e.spmd:
+        return buf
+    p = f"{buf.param}.t"
+    e.prologue.append(f"  {p}.off = mul nuw i64 %par.tid, {e.dim(shape_numel(row))}")
+    e.prologue.append(f"  {p} = getelementptr inbounds {buf.dtype.mem}, ptr {buf.param}, "
+                      f"i64 {p}.off")
+    return Buffer(buf.kind, buf.shape, buf.dtype, p, buf.node, row_local=buf.row_local)
+
+
+def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
+             spmd: _Function, cap: int) -> list[str]:
+    """The module: the entry ``@name`` that picks the serial function or the
+    pool, the task that unpacks its arguments, and both bodies."""
+    from .emitter import EmitterCore
+
+    d = EmitterCore(graph, name, target, host=True)
+    params = serial.params
+    names = [p.split()[-1] for p in params]
+    types = [p.split()[0] for p in params]
+    ctx_t = "{ " + ", ".join(types) + " }" if types else "{}"
+    work = "0"
+    for w in spmd.e.par_work:
+        v = d.dim(w)
+        if work == "0":
+            work = v
+        else:
+            work = d.call("llvm.smax.i64", "i64", [("i64", work), ("i64", v)], hint="w")
+    want = d.call("llvmaccel_parallel_threads", "i64", [], hint="nt")
+    nt = d.call("llvm.smin.i64", "i64", [("i64", want), ("i64", str(cap))], hint="nt")
+    big = d.op(f"icmp sge i64 {work}, {MIN_WORK}", "c")
+    multi = d.op(f"icmp sgt i64 {nt}, 1", "c")
+    go = d.op(f"and i1 {big}, {multi}", "c")
+    d.line(f"br i1 {go}, label %pool, label %serial")
+    d.start_block("serial")
+    args = ", ".join(f"{t} {n}" for t, n in zip(types, names, strict=True))
+    d.line(f"%rs = call i32 @{name}.serial({args})")
+    d.line("ret i32 %rs")
+    d.start_block("pool")
+    d.line(f"%ctx = alloca {ctx_t}")
+    for k, (t, n) in enumerate(zip(types, names, strict=True)):
+        d.line(f"%ctx.{k} = getelementptr inbounds {ctx_t}, ptr %ctx, i32 0, i32 {k}")
+        d.line(f"store {t} {n}, ptr %ctx.{k}")
+    d.declare("llvmaccel_parallel_run", "i32", ["ptr", "ptr", "i64", "i64"])
+    d.line(f"%rp = call i32 @llvmaccel_parallel_run(ptr @{name}.task, ptr %ctx, i64 {nt}, "
+           f"i64 {spmd.e.par_steps})")
+    d.line("ret i32 %rp")
+    entry = [f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:",
+             *d.prologue, *d.body, "}", ""]
+    task = [f"define internal i32 @{name}.task(ptr %ctx, i64 %tid, i64 %nth, ptr %team) "
+            "nounwind {", "entry:"]
+    for k, t in enumerate(types):
+        task.append(f"  %a{k}.p = getelementptr inbounds {ctx_t}, ptr %ctx, i32 0, i32 {k}")
+        task.append(f"  %a{k} = load {t}, ptr %a{k}.p")
+    targs = ", ".join([f"{t} %a{k}" for k, t in enumerate(types)] +
+                      ["i64 %tid", "i64 %nth", "ptr %team"])
+    task += [f"  %r = call i32 @{name}.spmd({targs})", "  ret i32 %r", "}", ""]
+    decls = {**serial.e.decls, **spmd.e.decls, **d.decls}
+    body_lines = [ln for ln in serial.lines + spmd.lines
+                  if not ln.startswith(("declare ", "@llvm.compiler.used"))]
+    out = entry + task + body_lines + sorted(decls.values())
+    variants = sorted(serial.e.vector_variants | spmd.e.vector_variants)
+    if variants:
+        used = ", ".join(f"ptr @{v}" for v in variants)
+        out.append(f"@llvm.compiler.used = appending global [{len(variants)} x ptr] "
+                   f'[{used}], section "llvm.metadata"')
+    return out
+
+
+_threads_set = 0
+
+
+def sync_threads() -> int:
+    """Gives the pool :func:`llvmaccel.blas.num_threads` threads (the CPU
+    count where that says nothing), read now; returns the count. Called
+    before each call of a parallel kernel."""
+    global _threads_set
+    from .. import blas
+    from .._native import core
+
+    want = blas.num_threads() or max_threads()
+    if want != _threads_set:
+        core.parallel_set_threads(want)
+        _threads_set = want
+    return want
