@@ -373,7 +373,7 @@ bool GatherRewriter::boundIsExtent(Value *Base, const ClampRange &R,
   // x dereferenceable for K elements, and n <= K at the loop entry.
   bool CanBeNull = false, CanBeFreed = false;
   uint64_t K =
-      Base->getPointerDereferenceableBytes(DL, CanBeNull, CanBeFreed) / EltSize;
+      accel::dereferenceableBytes(Base, DL, CanBeNull, CanBeFreed) / EltSize;
   if (K && SE.getTypeSizeInBits(N->getType()) <= 64) {
     ICmpInst::Predicate LE =
         R.Unsigned ? ICmpInst::ICMP_ULE : ICmpInst::ICMP_SLE;
@@ -381,7 +381,7 @@ bool GatherRewriter::boundIsExtent(Value *Base, const ClampRange &R,
     bool Fits = !SE.getUnsignedRangeMax(KS).ult(K) && // K fits n's type
                 (SE.isKnownPredicate(LE, N, KS) ||
                  SE.isLoopEntryGuardedByCond(&L, LE, N, KS));
-    if (Fits && isDereferenceableAndAlignedPointer(
+    if (Fits && accel::isDereferenceableAt(
                     Base, Align(1), APInt(64, K * EltSize), DL, CtxI, &AC, &DT))
       return true;
   }

@@ -15,6 +15,7 @@
 #define LLVMACCEL_COMPAT_H
 
 #include "llvm/ADT/Statistic.h"
+#include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Config/llvm-config.h"
@@ -234,6 +235,30 @@ inline ConstantRange constantRangeAt(const Value *V, bool ForSigned,
   (void)DL;
   return computeConstantRange(V, ForSigned, /*UseInstrInfo=*/true, AC, CxtI,
                               DT);
+#endif
+}
+
+/// The number of bytes known dereferenceable at \p V, with whether it may be
+/// null or freed (LLVM 23 takes \p CanBeFreed by pointer).
+inline uint64_t dereferenceableBytes(const Value *V, const DataLayout &DL,
+                                     bool &CanBeNull, bool &CanBeFreed) {
+#if LLVM_VERSION_MAJOR >= 23
+  return V->getPointerDereferenceableBytes(DL, CanBeNull, &CanBeFreed);
+#else
+  return V->getPointerDereferenceableBytes(DL, CanBeNull, CanBeFreed);
+#endif
+}
+
+/// Whether \p V is dereferenceable for \p Size bytes with alignment \p A at
+/// \p CtxI (LLVM 23 takes a SimplifyQuery instead of the separate analyses).
+inline bool isDereferenceableAt(const Value *V, Align A, const APInt &Size,
+                                const DataLayout &DL, const Instruction *CtxI,
+                                AssumptionCache *AC, const DominatorTree *DT) {
+#if LLVM_VERSION_MAJOR >= 23
+  return isDereferenceableAndAlignedPointer(V, A, Size,
+                                            SimplifyQuery(DL, DT, AC, CtxI));
+#else
+  return isDereferenceableAndAlignedPointer(V, A, Size, DL, CtxI, AC, DT);
 #endif
 }
 

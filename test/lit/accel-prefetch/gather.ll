@@ -11,8 +11,8 @@
 ; RUN:   -passes='accel-prefetch<distance=8;min-work=0>' -S %s | FileCheck %s --check-prefix=AVX2
 ; RUN: opt %loadaccel -mtriple=x86_64-unknown-linux-gnu -mattr=+avx512f \
 ; RUN:   -passes='accel-prefetch<distance=8;min-work=0>' -S %s | FileCheck %s --check-prefix=AVX512
-; RUN: opt %loadaccel -mtriple=aarch64-unknown-linux-gnu -mattr=+sve \
-; RUN:   -passes='accel-prefetch<distance=8;min-work=0>' -S %s | FileCheck %s --check-prefix=SVE
+; RUN: %if aarch64-registered-target %{ opt %loadaccel -mtriple=aarch64-unknown-linux-gnu -mattr=+sve \
+; RUN:   -passes='accel-prefetch<distance=8;min-work=0>' -S %s | FileCheck %s --check-prefix=SVE %}
 ; RUN: opt %loadaccel -mtriple=x86_64-unknown-linux-gnu -mattr=+avx512f \
 ; RUN:   -passes='accel-prefetch<distance=8;min-work=0>' -pass-remarks=accel-prefetch \
 ; RUN:   -pass-remarks-missed=accel-prefetch -disable-output %s 2>&1 | FileCheck %s --check-prefix=REMARK

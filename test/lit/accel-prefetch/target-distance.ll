@@ -4,6 +4,8 @@
 ; figure) it is ceil(latency / (cost / 4)) with the 300-cycle default
 ; latency. `latency=` overrides the target's figure.
 
+; REQUIRES: aarch64-registered-target
+
 ; RUN: opt %loadaccel -mtriple=aarch64-unknown-linux-gnu -mcpu=kryo -passes='accel-prefetch' \
 ; RUN:   -pass-remarks=accel-prefetch -disable-output %s 2>&1 | FileCheck %s --check-prefix=KRYO
 ; RUN: opt %loadaccel -mtriple=aarch64-unknown-linux-gnu -mcpu=cortex-a57 -passes='accel-prefetch' \
