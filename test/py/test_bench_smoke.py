@@ -63,6 +63,27 @@ def test_frontends_bench_quick(tmp_path):
     assert sum(models["mlp"]["matmul_kernels"].values()) == 3  # which kernel each matmul got
 
 
+def test_frontend_models_bench_quick(tmp_path):
+    """bench/frontends/models.py end to end at tiny sizes: every set, its
+    outputs checked against eager (a training step against eager's), and
+    the results file one host entry with every set."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/frontends/models.py"), "--quick", "--rounds", "1",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (host,) = json.loads((tmp_path / "frontends-models.json").read_text())["hosts"].values()
+    assert set(host) == {"grad", "train", "cnn"}
+    grad = {r["model"]: r for r in host["grad"]["rows"]}
+    assert set(grad) == {"mlp", "transformer_block", "dlrm"}
+    assert all(r["fully_compiled_with_grad"] for r in grad.values())
+    cnn = host["cnn"]["rows"]
+    assert {r["dtype"] for r in cnn} == {"float32", "bfloat16"}
+    assert all(r["fallbacks"] == 0 for r in cnn)
+    assert (tmp_path / "frontends-models.md").read_text().startswith("# llvmaccel torch")
+
+
 def test_gemm_bench_quick(tmp_path):
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench/gemm/run.py"), "--quick", "--rounds", "1",
