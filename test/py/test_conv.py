@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import llvmaccel.torch as lt  # noqa: E402
+from llvmaccel.target import TargetInfo  # noqa: E402
 
 CASES = {
     "conv1d_pad3": (lambda x, w, b: F.conv1d(x, w, b, padding=3), (2, 4, 50), (6, 4, 7)),
@@ -214,3 +215,55 @@ def test_pool_padding_never_reads_past_the_input():
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=300, env=env)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
+ZEN4 = TargetInfo(
+    "x86_64-unknown-linux-gnu", "znver4",
+    frozenset({"avx2", "fma", "avx512f", "avx512vl", "avx512bf16"}), 512, 32)
+SKX = TargetInfo(
+    "x86_64-unknown-linux-gnu", "skylake-avx512",
+    frozenset({"avx2", "fma", "avx512f", "avx512vl"}), 512, 32)
+
+
+def _bf16_conv_graph():
+    from llvmaccel.graph import DType, Graph
+
+    g = Graph()
+    x, w = g.input("x", (2, 16, 9, 9), DType.bf16), g.input("w", (32, 16, 3, 3), DType.bf16)
+    g.set_outputs([g.conv(x, w, None, (1, 1), (1, 1), (1, 1), 1)])
+    return g
+
+
+@pytest.mark.parametrize(("target", "native"), [(ZEN4, True), (SKX, False)],
+                         ids=["avx512bf16", "no-bf16-dot"])
+def test_bf16_conv_columns_and_dot_product(target, native):
+    """A bf16 convolution in the GEMM form on a target with a bf16 dot
+    product copies bf16 columns (no f32 copy of input or weights) and calls
+    the dot product; without one, its columns and GEMM are f32."""
+    from llvmaccel.codegen import generate
+    from llvmaccel.graph import DType
+
+    kern = generate(_bf16_conv_graph(), target=target)
+    col_dtypes = {dt for shape, dt in kern.temps if shape == (16 * 9, 81)}
+    assert col_dtypes == {DType.bf16 if native else DType.f32}
+    assert ("@llvm.x86.avx512bf16.dpbf16ps.512(" in kern.ir) == native
+    assert (DType.f32 in {dt for shape, dt in kern.temps if shape == (32, 16, 3, 3)}) != native
+
+
+def test_bf16_convolutions_match_eager():
+    """bf16 convolutions (GEMM form, padded, strided, grouped, 1x1 in place)
+    against eager within bf16's tolerance, whichever path the host takes."""
+    g = torch.Generator().manual_seed(5)
+    for xs, ws, kw in [((2, 16, 11, 13), (32, 16, 3, 3), dict(padding=1)),
+                       ((1, 32, 9, 9), (16, 8, 3, 3), dict(stride=2, groups=4, padding=2)),
+                       ((2, 16, 7, 7), (24, 16, 1, 1), {}),
+                       ((1, 17, 40), (16, 17, 5), dict(padding=2))]:
+        x = torch.randn(xs, generator=g).bfloat16()
+        w = (torch.randn(ws, generator=g) / 4).bfloat16()
+        conv = F.conv2d if len(xs) == 4 else F.conv1d
+        fn = lambda x, w, conv=conv, kw=kw: conv(x, w, **kw)  # noqa: E731
+        torch._dynamo.reset()
+        fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+        with torch.no_grad():
+            torch.testing.assert_close(fast(x, w).float(), fn(x, w).float(), rtol=2e-2,
+                                       atol=2e-2)

@@ -74,7 +74,7 @@ from ..target import TargetInfo
 from . import common, parallel
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
 from .control import MULTI_VALUED, ControlEmitter
-from .conv import ConvEmitter
+from .conv import ConvEmitter, conv_operands
 from .custom import CustomEmitter
 from .elementwise import ElementwiseEmitter, _row_acc_dtype, _rows_first
 from .gather import GatherEmitter
@@ -308,7 +308,11 @@ def _materialized(graph: Graph, target: TargetInfo) -> set[int]:
         if n.op == "matmul":
             for src, _ in matmul_operands(n, target)[:2]:
                 must.add(_root_for_buffer(src))  # type: ignore[arg-type]
-        if n.op in ("embedding_bag", "conv", "pool"):
+        if n.op == "conv":  # its input and weights maybe as bf16 (codegen.conv)
+            x, w, _ = conv_operands(n, target)
+            for src in (x, w, *n.inputs[2:]):
+                must.add(_root_for_buffer(src))
+        if n.op in ("embedding_bag", "pool"):
             for x in n.inputs:
                 must.add(_root_for_buffer(x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):

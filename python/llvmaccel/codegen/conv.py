@@ -42,9 +42,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import blas
-from ..graph import Node, dim_op, shape_numel
+from ..graph import DType, Node, dim_op, shape_numel
+from ..target import TargetInfo
 from .common import Buffer, CodegenError, _const, _fconst
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _Matmul, _matmul_tiling
+from .matmul_bf16 import bf16_dot, bf16_operand, bf16_panel_depth
 
 # A convolution becomes im2col + GEMM when each output is a dot product of at
 # least GEMM_MIN_DEPTH terms (C/G times the kernel volume) and a group has at
@@ -93,7 +95,7 @@ class ConvEmitter(MatmulEmitter):
     def emit_conv_gemm(self, node: Node, out: Buffer) -> None:
         """``out[n, g] = W_g @ im2col(x[n, g])`` for each image ``n`` and
         group ``g`` (see the module docstring), then the bias."""
-        x, w = node.inputs[:2]
+        x, w, dot2 = conv_operands(node, self.target)
         bias = node.inputs[2] if len(node.inputs) > 2 else None
         bx, bw = self.buffer_of(x), self.buffer_of(w)
         bb = self.buffer_of(bias) if bias is not None else None
@@ -105,15 +107,21 @@ class ConvEmitter(MatmulEmitter):
         og = out_ch // groups
         depth = group_ch * shape_numel(node.attrs["kernel"])
         positions = shape_numel(node.shape[2:])
-        col = None if _reads_in_place(node) else self.scratch((depth, positions), dt)
+        # The columns in the operands' type: bf16 for the bf16 dot product.
+        col = None if _reads_in_place(node) else self.scratch((depth, positions), x.dtype)
         vw = _matmul_tiling(dt, 1, self.target)[0]
         _, mr, kc = _matmul_tiling(dt, _MATMUL_NR_VECTORS, self.target)
+        if dot2:
+            kc = bf16_panel_depth(vw, _MATMUL_NR_VECTORS)
         dp = self.dim(positions)
         mm = _Matmul(ba=bw, bb=bx if col is None else col, out=out, dt=dt, vw=vw, ta=False,
                      tb=False, dm=str(og), dn=dp, dk=str(depth), nrv=_MATMUL_NR_VECTORS,
-                     mr=mr, kc=kc)
-        choice = blas.choose(og, positions, depth, dt.itemsize, False, self.target, self.host,
-                             tile_columns=_MATMUL_NR_VECTORS * vw)
+                     mr=mr, kc=kc, dot2=dot2)
+        if dot2:  # no bf16 GEMM in the library
+            choice = blas.Choice("own", f"bf16 operands, {dot2}")
+        else:
+            choice = blas.choose(og, positions, depth, dt.itemsize, False, self.target,
+                                 self.host, tile_columns=_MATMUL_NR_VECTORS * vw)
         self.matmul_choices.append((node.id, choice.kernel, choice.reason))
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
@@ -122,7 +130,7 @@ class ConvEmitter(MatmulEmitter):
             if col is None:
                 mm.ob = self.iadd(self.imul(n, image), self.imul(first, dp))
             else:
-                self._im2col(node, bx, col, n, first)
+                self._im2col(node, x, bx, col, n, first)
             mm.oa = self.imul(g, str(og * depth))
             mm.oc = self.imul(self.iadd(self.imul(n, str(out_ch)), self.imul(g, str(og))), dp)
             self.mm_run(mm, choice)
@@ -137,19 +145,21 @@ class ConvEmitter(MatmulEmitter):
                 off = self.iadd(base, p)
                 self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {bv}"))
 
-    def _im2col(self, node: Node, bx: Buffer, col: Buffer, n: str, first: str) -> None:
+    def _im2col(self, node: Node, x: Node, bx: Buffer, col: Buffer, n: str,
+                first: str) -> None:
         """``col[c * KV + k, p] = x[n, first + c, window of p under tap k]``
-        (0 in the padding) for the ``C/G`` channels of one group."""
+        (0 in the padding) for the ``C/G`` channels of one group (``x``: the
+        input node, or the bf16 value it is the cast of)."""
         with self.loop(str(node.inputs[1].shape[1]), hint="ic") as c:
-            self._im2col_dim(node, bx, col, [n, self.iadd(first, c)], c, 0, [], [], [], False)
+            self._im2col_dim(node, x, bx, col, [n, self.iadd(first, c)], c, 0, [], [], [],
+                             False)
 
-    def _im2col_dim(self, node: Node, bx: Buffer, col: Buffer, chan: list[str], c: str,
-                    d: int, iidx: list[str], kidx: list[str], pidx: list[str],
+    def _im2col_dim(self, node: Node, x: Node, bx: Buffer, col: Buffer, chan: list[str],
+                    c: str, d: int, iidx: list[str], kidx: list[str], pidx: list[str],
                     zero: bool) -> None:
         """The loops of spatial dim ``d`` of :meth:`_im2col` (and, nested,
         the later dims'). ``zero``: under a padding row of an earlier dim,
         written as zeros without reading the input."""
-        x = node.inputs[0]
         rank = x.rank - 2
         stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
         dil, ksize = node.attrs["dilation"][d], node.attrs["kernel"][d]
@@ -166,15 +176,15 @@ class ConvEmitter(MatmulEmitter):
         if d < rank - 1:
             with self.loop(osize, hint="o") as o, self.loop(str(ksize), hint="k") as k:
                 def rec(i: str, z: bool, o: str = o, k: str = k) -> None:
-                    self._im2col_dim(node, bx, col, chan, c, d + 1, iidx + [i], kidx + [k],
-                                     pidx + [o], z)
+                    self._im2col_dim(node, x, bx, col, chan, c, d + 1, iidx + [i],
+                                     kidx + [k], pidx + [o], z)
                 if zero:
                     rec("0", True)
                 else:
                     i, ok = in_index(o, k)
                     self.either(ok, lambda i=i: rec(i, False), lambda: rec("0", True))
             return
-        dt = node.dtype
+        dt = col.dtype
         zero_v = _const(0, dt)
         taps = node.attrs["kernel"]
         positions = self.dim(shape_numel(node.shape[2:]))
@@ -350,3 +360,17 @@ def _reads_in_place(node: Node) -> bool:
     a = node.attrs
     return (all(k == 1 for k in a["kernel"]) and all(s == 1 for s in a["stride"])
             and not any(a["padding"]) and not any(a["padding_hi"]))
+
+
+def conv_operands(node: Node, target: TargetInfo) -> tuple[Node, Node, str | None]:
+    """Where convolution ``node`` reads its input and weights on ``target``,
+    and the bf16 dot-product intrinsic when it reads them as bf16: an f32
+    convolution of two casts of bf16 values (the graph's form of a bf16
+    convolution) in the GEMM form, on a target with a bf16 dot product
+    (:mod:`.matmul_bf16`): its column buffer is then bf16 too."""
+    x, w = node.inputs[:2]
+    nx, nw = bf16_operand(x), bf16_operand(w)
+    if node.dtype is not DType.f32 or nx is None or nw is None or not _gemm_form(node):
+        return x, w, None
+    dot2 = bf16_dot(target, _matmul_tiling(DType.f32, 1, target)[0])
+    return (nx, nw, dot2) if dot2 else (x, w, None)
