@@ -329,3 +329,28 @@ def test_values_returned_twice_keep_every_output_in_its_buffer():
     got = compiler.compile_graph(g)(xv, yv)
     for out, want in zip(got, [xv + 1, xv + 1, yv * 2, yv * 2, yv - 3], strict=True):
         np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [DType.f32, DType.f64, DType.i32, DType.i64, DType.u32])
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+def test_arg_extremes_two_pass_match_numpy(fn, dtype):
+    """argmax/argmin in two vectorized passes (the extreme, then its first
+    position): first occurrence on ties, the first NaN where there is one,
+    -0.0 equal to 0.0, rows of one infinity, along either axis and over all."""
+    rows = RNG.integers(-5, 6, (9, 300)).astype(dtype.np_dtype)
+    if dtype.is_float:
+        rows[1, [7, 200]] = np.nan
+        rows[2] = -np.inf if fn == "argmax" else np.inf
+        rows[3] = 0.0
+        rows[3, 4] = -0.0
+        rows[4, 299] = np.nan
+    rows[5, [10, 250]] = rows[5].max() + 1 if fn == "argmax" else rows[5].min() - 1
+    for data, axis in [(rows, 1), (rows, 0), (rows.reshape(-1), 0)]:
+        g = Graph()
+        x = g.input("x", data.shape, dtype)
+        g.set_outputs([g.reduce(fn, x, (axis,))])
+        c = compiler.compile_graph(g)
+        (got,) = c(data)
+        np.testing.assert_array_equal(got, getattr(np, fn)(data, axis=axis))
+    # Both passes vectorized: the extreme, then the first position (a umin).
+    assert "llvm.vector.reduce.umin" in c.optimized_ir

@@ -610,35 +610,80 @@ class ElementwiseEmitter(EmitterCore):
         # of operations with any thread count.
         with self.nest(outer, work=None if prefix else shape_numel(x.shape)) as inner:
             kidx = prefix + inner
-            acc = self.alloca(at)
-            arg = self.alloca("i64") if fn in ("argmax", "argmin") else None
-            self.line(f"store {at} {_reduce_identity(fn, acc_dt)}, ptr {acc}")
-            if arg is not None:
-                self.line(f"store i64 0, ptr {arg}")
-            with self.nest(tuple(x.shape[k] for k in axes)) as ridx:
-                full = [""] * x.rank
-                for k, i in zip(kept, kidx, strict=False):
-                    full[k] = i
-                for k, i in zip(axes, ridx, strict=False):
-                    full[k] = i
-                v = self.convert(self.emit(x, full), dt, acc_dt)
-                a = self.op(f"load {at}, ptr {acc}", "a")
-                if fn not in ("argmax", "argmin"):
-                    # reassoc: partial sums, so the loop vectorizes
-                    r = self.combine(fn, acc_dt, a, v, reassoc=True)
-                else:
-                    r = self.argbetter(fn, dt, v, a)
-                    pos = self.linear(ridx, tuple(x.shape[k] for k in axes))
-                    old = self.op(f"load i64, ptr {arg}", "a")
-                    self.line(f"store i64 {self.op(f'select i1 {r}, i64 {pos}, i64 {old}')}, "
-                              f"ptr {arg}")
-                    r = self.op(f"select i1 {r}, {at} {v}, {at} {a}")
-                self.line(f"store {at} {r}, ptr {acc}")
-            if arg is not None:
-                res = self.op(f"load i64, ptr {arg}", "a")
+            if fn in ("argmax", "argmin") and _two_pass_arg(dt):
+                res = self.emit_arg_extreme(node, kidx, kept)
+                self.store_at(out, _kept_index(node, kidx), node.shape, res)
             else:
-                res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
-            self.store_at(out, _kept_index(node, kidx), node.shape, res)
+                acc = self.alloca(at)
+                arg = self.alloca("i64") if fn in ("argmax", "argmin") else None
+                self.line(f"store {at} {_reduce_identity(fn, acc_dt)}, ptr {acc}")
+                if arg is not None:
+                    self.line(f"store i64 0, ptr {arg}")
+                with self.nest(tuple(x.shape[k] for k in axes)) as ridx:
+                    v = self.convert(self.emit(x, _full_index(x.rank, kept, kidx, axes, ridx)), dt,
+                                     acc_dt)
+                    a = self.op(f"load {at}, ptr {acc}", "a")
+                    if fn not in ("argmax", "argmin"):
+                        # reassoc: partial sums, so the loop vectorizes
+                        r = self.combine(fn, acc_dt, a, v, reassoc=True)
+                    else:
+                        r = self.argbetter(fn, dt, v, a)
+                        pos = self.linear(ridx, tuple(x.shape[k] for k in axes))
+                        old = self.op(f"load i64, ptr {arg}", "a")
+                        self.line(f"store i64 {self.op(f'select i1 {r}, i64 {pos}, i64 {old}')}, "
+                                  f"ptr {arg}")
+                        r = self.op(f"select i1 {r}, {at} {v}, {at} {a}")
+                    self.line(f"store {at} {r}, ptr {acc}")
+                if arg is not None:
+                    res = self.op(f"load i64, ptr {arg}", "a")
+                else:
+                    res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
+                self.store_at(out, _kept_index(node, kidx), node.shape, res)
+
+    def emit_arg_extreme(self, node: Node, kidx: list[str], kept: list[int]) -> str:
+        """argmax/argmin of one kept element in two passes that vectorize
+        (one pass with the position carried beside the best value is a
+        chain of compares and selects the loop vectorizer does not take):
+        the extreme ``m`` (``llvm.maximum``/``minimum``: NaN if any element
+        is NaN), then the first position holding ``m`` (NaN: the first NaN),
+        as an unsigned-min reduction of ``match ? pos : count``. The result
+        is the one-pass rule's: the first occurrence of the largest (or
+        smallest) value, NaN above every value, and -0.0 equal to 0.0."""
+        x = node.inputs[0]
+        fn, axes = node.attrs["fn"], node.attrs["axes"]
+        dt = x.dtype
+        t = dt.llvm
+        rshape = tuple(x.shape[k] for k in axes)
+        ext = "max" if fn == "argmax" else "min"
+        best = self.alloca(t)
+        self.line(f"store {t} {_reduce_identity(ext, dt)}, ptr {best}")
+        with self.nest(rshape) as ridx:
+            v = self.emit(x, _full_index(x.rank, kept, kidx, axes, ridx))
+            a = self.op(f"load {t}, ptr {best}", "a")
+            self.line(f"store {t} {self.combine(ext, dt, a, v)}, ptr {best}")
+        m = self.op(f"load {t}, ptr {best}", "a")
+        count = self.dim(shape_numel(rshape))
+        first = self.alloca("i64")
+        self.line(f"store i64 {count}, ptr {first}")
+        if dt.is_float:
+            m_nan = self.op(f"fcmp uno {t} {m}, {m}", "c")
+        with self.nest(rshape) as ridx:
+            v = self.emit(x, _full_index(x.rank, kept, kidx, axes, ridx))
+            if dt.is_float:
+                same = self.op(f"fcmp oeq {t} {v}, {m}", "c")
+                v_nan = self.op(f"fcmp uno {t} {v}, {v}", "c")
+                both_nan = self.op(f"and i1 {v_nan}, {m_nan}", "c")
+                match = self.op(f"or i1 {same}, {both_nan}", "c")
+            else:
+                match = self.op(f"icmp eq {t} {v}, {m}", "c")
+            pos = self.linear(ridx, rshape)
+            cand = self.op(f"select i1 {match}, i64 {pos}, i64 {count}", "i")
+            old = self.op(f"load i64, ptr {first}", "a")
+            low = self.call("llvm.umin.i64", "i64", [("i64", old), ("i64", cand)])
+            self.line(f"store i64 {low}, ptr {first}")
+        found = self.op(f"load i64, ptr {first}", "a")
+        none = self.op(f"icmp eq i64 {found}, {count}", "c")  # no element: 0, as one pass
+        return self.op(f"select i1 {none}, i64 0, i64 {found}", "i")
 
     def emit_reduce_carried(self, node: Node, out: Buffer) -> None:
         """A reduction whose accumulator is carried through the reduced loops
@@ -726,6 +771,24 @@ class ElementwiseEmitter(EmitterCore):
         vnan = self.op(f"fcmp uno {t} {v}, {v}", "c")
         bok = self.op(f"fcmp ord {t} {best}, {best}", "c")
         return self.op(f"or i1 {better}, {self.op(f'and i1 {vnan}, {bok}', 'c')}", "c")
+
+
+def _two_pass_arg(dt: DType) -> bool:
+    """Whether argmax/argmin of ``dt`` takes :meth:`ElementwiseEmitter.
+    emit_arg_extreme` (32- and 64-bit floats and integers)."""
+    return dt.itemsize >= 4 and not dt.is_complex and dt is not DType.bool
+
+
+def _full_index(rank: int, kept: list[int], kidx: list[str], axes: tuple,
+                ridx: list[str]) -> list[str]:
+    """The index of an element of a reduction's operand from its kept and
+    reduced parts."""
+    full = [""] * rank
+    for k, i in zip(kept, kidx, strict=False):
+        full[k] = i
+    for k, i in zip(axes, ridx, strict=False):
+        full[k] = i
+    return full
 
 
 def _reduce_identity(fn: str, dt: DType) -> str:
