@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import blas
 from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from .common import Buffer, CodegenError, _const, _fconst
@@ -117,12 +116,7 @@ class ConvEmitter(MatmulEmitter):
         mm = _Matmul(ba=bw, bb=bx if col is None else col, out=out, dt=dt, vw=vw, ta=False,
                      tb=False, dm=str(og), dn=dp, dk=str(depth), nrv=_MATMUL_NR_VECTORS,
                      mr=mr, kc=kc, dot2=dot2)
-        if dot2:  # no bf16 GEMM in the library
-            choice = blas.Choice("own", f"bf16 operands, {dot2}")
-        else:
-            choice = blas.choose(og, positions, depth, dt.itemsize, False, self.target,
-                                 self.host, tile_columns=_MATMUL_NR_VECTORS * vw)
-        self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        choice = self.mm_choose(node, og, positions, depth, False, dot2)
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(groups), hint="g") as g:
@@ -161,16 +155,12 @@ class ConvEmitter(MatmulEmitter):
         the later dims'). ``zero``: under a padding row of an earlier dim,
         written as zeros without reading the input."""
         rank = x.rank - 2
-        stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
-        dil, ksize = node.attrs["dilation"][d], node.attrs["kernel"][d]
+        ksize = node.attrs["kernel"][d]
         osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
 
         def in_index(o: str, k: str) -> tuple[str, str]:
-            """o*stride - pad + k*dil, and whether it is inside the input."""
-            i = self.imul(o, str(stride))
-            if pad:
-                i = self.op(f"sub nsw i64 {i}, {pad}", "i")
-            i = self.iadd(i, self.imul(k, str(dil)))
+            """The input index, and whether it is inside the input."""
+            i = self.window_index(node, d, o, k)
             return i, self.op(f"icmp ult i64 {i}, {isize}", "c")
 
         if d < rank - 1:
@@ -201,6 +191,16 @@ class ConvEmitter(MatmulEmitter):
                                                                             x.shape)),
                                   lambda: zero_v, dt.llvm)
                 self.store(col, off, v)
+
+    def window_index(self, node: Node, d: int, o: str, k: str) -> str:
+        """The input index of output ``o`` under tap ``k`` along spatial dim
+        ``d`` of sliding window ``node``: ``o*stride - pad + k*dilation``
+        (out of range in the padding)."""
+        a = node.attrs
+        i = self.imul(o, str(a["stride"][d]))
+        if a["padding"][d]:
+            i = self.op(f"sub nsw i64 {i}, {a['padding'][d]}", "i")
+        return self.iadd(i, self.imul(k, str(a["dilation"][d])))
 
     def emit_pool(self, node: Node, out: Buffer) -> None:
         if node.attrs["fn"] == "argmax":
@@ -253,13 +253,9 @@ class ConvEmitter(MatmulEmitter):
                     oidx: list[str], d: int, iidx: list[str], rank: int) -> None:
         x = node.inputs[0]
         t = x.dtype.llvm
-        stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
-        dil, isize = node.attrs["dilation"][d], self.dim(x.shape[2 + d])
+        isize = self.dim(x.shape[2 + d])
         with self.loop(str(node.attrs["kernel"][d]), hint="k") as k:
-            i = self.imul(oidx[2 + d], str(stride))
-            if pad:
-                i = self.op(f"sub nsw i64 {i}, {pad}", "i")
-            i = self.iadd(i, self.imul(k, str(dil)))
+            i = self.window_index(node, d, oidx[2 + d], k)
             ok = self.op(f"icmp ult i64 {i}, {isize}", "c")
 
             def inner(i: str = i) -> None:
@@ -310,17 +306,11 @@ class ConvEmitter(MatmulEmitter):
         weight(kernel index))`` for every output and window position."""
         x = node.inputs[0]
         rank = x.rank - 2
-        stride, pad = node.attrs["stride"][d], node.attrs["padding"][d]
-        dil = node.attrs["dilation"][d]
         osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
         ksize = node.attrs["kernel"][d]
 
         def in_index(o: str, k: str) -> str:
-            """o*stride - pad + k*dil, the input index (may be out of range)."""
-            base = self.imul(o, str(stride))
-            if pad:
-                base = self.op(f"sub nsw i64 {base}, {pad}", "i")
-            return self.iadd(base, self.imul(k, str(dil)))
+            return self.window_index(node, d, o, k)
 
         if d < rank - 1:
             # Out-of-range rows add nothing (conv: zeros) or only padding

@@ -65,13 +65,7 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
                      dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc,
                      dot2=dot2)
         dot = not dot2 and not ta and mm.tb and isinstance(n, int) and n < vw
-        if dot2:  # no bf16 GEMM in the library (scipy-openblas32 has no sbgemm)
-            choice = blas.Choice("own", f"bf16 operands, {dot2}")
-        else:
-            choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
-                                 complex_=not dt.is_float,
-                                 tile_columns=_MATMUL_NR_VECTORS * vw)
-        self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        choice = self.mm_choose(node, m, n, k, dot, dot2)
         if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
             # threads in one parallel region (not one per batch index).
@@ -84,6 +78,23 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
                                           b.shape[:-2]), self.dim(dim_op("mul", k, n)))
             mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
             self.mm_run(mm, choice, dot)
+
+    def mm_choose(self, node: Node, m: object, n: object, k: object, dot: bool,
+                  dot2: str | None) -> blas.Choice:
+        """The kernel of ``node``'s ``M x K @ K x N`` product (recorded in
+        :attr:`matmul_choices`): llvmaccel's for bf16 operands (``dot2``: the
+        library has no bf16 GEMM, scipy-openblas32 no sbgemm), else
+        :func:`llvmaccel.blas.choose`'s."""
+        dt = node.dtype
+        if dot2:
+            choice = blas.Choice("own", f"bf16 operands, {dot2}")
+        else:
+            vw = _matmul_tiling(dt, 1, self.target)[0]
+            choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
+                                 complex_=not dt.is_float,
+                                 tile_columns=_MATMUL_NR_VECTORS * vw)
+        self.matmul_choices.append((node.id, choice.kernel, choice.reason))
+        return choice
 
     def mm_run(self, mm: _Matmul, choice: blas.Choice, dot: bool = False) -> None:
         """``C = A @ B`` at the offsets set in ``mm`` with the kernel
