@@ -536,6 +536,19 @@ Status hostInfo(HostInfo &Out) {
           .getFixedValue());
   Out.VectorRegisters =
       TTI.getNumberOfRegisters(TTI.getRegisterClassForType(/*Vector=*/true));
+  // The same function asking for 512-bit vectors ("prefer-vector-width", as
+  // clang's -mprefer-vector-width=512 sets it): the width a kernel gets when
+  // it carries that attribute.
+  Function *Wide = Function::Create(F->getFunctionType(),
+                                    GlobalValue::ExternalLinkage, "wide", M);
+  Wide->copyAttributesFrom(F);
+  Wide->addFnAttr("prefer-vector-width", "512");
+  TargetTransformInfo WideTTI = (*TM)->getTargetTransformInfo(*Wide);
+  Out.WidestVectorBits = std::max(
+      Out.VectorBits,
+      unsigned(
+          WideTTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+              .getFixedValue()));
   return Status();
 }
 

@@ -94,6 +94,10 @@ struct HostInfo {
   /// x86 CPUs that prefer 256-bit vectors even with AVX-512), and the number
   /// of vector registers.
   unsigned VectorBits = 0, VectorRegisters = 0;
+  /// The widest fixed-width vector registers a function can ask for: TTI's
+  /// width on a function that prefers 512-bit vectors (x86's widest; other
+  /// targets ignore the attribute). 512 with AVX-512, whatever the tuning.
+  unsigned WidestVectorBits = 0;
 };
 Status hostInfo(HostInfo &Out);
 /// Whether \p VectorLibrary ("libmvec") has a vector variant of the scalar

@@ -273,6 +273,7 @@ PYBIND11_MODULE(_core, m) {
     D["features"] = Info.Features;
     D["vector_bits"] = Info.VectorBits;
     D["vector_registers"] = Info.VectorRegisters;
+    D["widest_vector_bits"] = Info.WidestVectorBits;
     return D;
   });
   m.def("vector_library_has", &vectorLibraryHas, py::arg("vector_library"),

@@ -34,19 +34,24 @@ from typing import NamedTuple
 
 from .target import TargetInfo
 
-__all__ = ["Choice", "choose", "load", "mode", "num_threads", "set_num_threads", "status",
-           "symbol", "sync_threads"]
+__all__ = ["Choice", "choose", "load", "min_flops", "mode", "num_threads", "set_num_threads",
+           "status", "symbol", "sync_threads"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
 INT32_MAX = (1 << 31) - 1
 
-# Shape classes (see choose), from bench/results/gemm.md (AMD EPYC, Zen 4):
-# below MIN_FLOPS multiply-adds per call llvmaccel's kernel is as fast as the
-# library or faster (the call, its packing and thread start-up are not paid
-# back), and so it is for narrow products (N within one register tile of
-# llvmaccel's kernel: A is read once, the library's packing of B buys nothing).
-MIN_FLOPS = 1 << 22
+# Shape classes (see choose), from bench/results/gemm.md (an AMD EPYC, Zen 4,
+# and an Intel Xeon with AVX-512, both with 512-bit kernels): on one thread,
+# below MIN_FLOPS multiply-adds per matrix llvmaccel's kernel is as fast as
+# the library or faster (the call and its packing are not paid back; from
+# 2^27 on, square and MLP-sized products, the library's cache blocking wins);
+# when the library may use several threads (llvmaccel's matmul kernel runs on
+# one), from MIN_FLOPS_THREADED on. Narrow products (N within one register
+# tile of llvmaccel's kernel: A is read once, the library's packing of B buys
+# nothing) stay llvmaccel's at any size.
+MIN_FLOPS = 1 << 27
+MIN_FLOPS_THREADED = 1 << 22
 
 
 class _Library(NamedTuple):
@@ -144,6 +149,14 @@ class Choice(NamedTuple):
     min_flops: int = 0
 
 
+def min_flops() -> int:
+    """Multiply-adds per matrix from which :func:`choose` gives a matmul to
+    the library: :data:`MIN_FLOPS` when it runs on one thread
+    (:func:`num_threads`), else :data:`MIN_FLOPS_THREADED`."""
+    threads = num_threads() or os.cpu_count() or 1
+    return MIN_FLOPS if threads == 1 else MIN_FLOPS_THREADED
+
+
 def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
            target: TargetInfo, host: bool, complex_: bool = False,
            tile_columns: int = 0) -> Choice:
@@ -157,7 +170,7 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     * narrow: a static ``N`` of at most ``tile_columns`` (the columns of
       llvmaccel's register tile on ``target``): llvmaccel's kernel, one
       panel of B, A read once;
-    * static sizes under :data:`MIN_FLOPS` multiply-adds: llvmaccel's kernel
+    * static sizes under :func:`min_flops` multiply-adds: llvmaccel's kernel
       (the call and the library's packing outweigh what it gains);
     * static sizes above: the library; sizes known only at run time: the
       branch is taken at run time on ``M * N * K``.
@@ -184,11 +197,12 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
         if mode() == "always":
             return Choice("blas", "LLVMACCEL_BLAS=always")
         flops = m * n * k  # type: ignore[operator]
-        if flops < MIN_FLOPS:
-            return Choice("own", f"small ({flops} multiply-adds < {MIN_FLOPS})")
-        return Choice("blas", f"{flops} multiply-adds >= {MIN_FLOPS}")
+        least = min_flops()
+        if flops < least:
+            return Choice("own", f"small ({flops} multiply-adds < {least})")
+        return Choice("blas", f"{flops} multiply-adds >= {least}")
     return Choice("runtime", "sizes known at run time",
-                  1 if mode() == "always" else MIN_FLOPS)
+                  1 if mode() == "always" else min_flops())
 
 
 def set_num_threads(n: int | None) -> None:

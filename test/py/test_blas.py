@@ -129,7 +129,13 @@ def test_shape_classes(monkeypatch):
     targets, complex values and sizes past 32 bits never use it."""
     monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
     t = host()
-    big = blas.MIN_FLOPS
+    monkeypatch.setattr(blas, "_threads_override", 1)
+    assert blas.min_flops() == blas.MIN_FLOPS  # one thread: ours up to 2^27
+    assert blas.choose(256, 256, 256, 4, False, t, True).kernel == "own"
+    assert blas.choose(512, 512, 512, 4, False, t, True).kernel == "blas"
+    monkeypatch.setattr(blas, "_threads_override", 2)  # the library's threads count
+    assert blas.min_flops() == blas.MIN_FLOPS_THREADED
+    big = blas.MIN_FLOPS_THREADED
     assert blas.choose(8, 8, 8, 4, False, t, True).kernel == "own"
     assert blas.choose(4096, 16, 4096, 4, False, t, True, tile_columns=32).kernel == "own"
     assert blas.choose(4096, 33, 4096, 4, False, t, True, tile_columns=32).kernel == "blas"
@@ -154,7 +160,7 @@ def test_shape_classes(monkeypatch):
     kern = generate(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
     assert kern.matmuls[0][1] == "runtime" and blas.symbol(4) in kern.ir and "%kb" in kern.ir
     c = compiler.compile_graph(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
-    for m in (1, 4, 5, 9):  # 4 * 1000 * 1000 < MIN_FLOPS < 5 * 1000 * 1000
+    for m in (1, 4, 5, 9):  # 4 * 1000 * 1000 < MIN_FLOPS_THREADED < 5 * 1000 * 1000
         _check(c, DType.f32, m, 1000, 1000, tb=True)
 
 

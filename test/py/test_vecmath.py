@@ -111,8 +111,12 @@ def test_unknown_widths_and_types_have_no_variant():
 
 AVX2 = TargetInfo("x86_64-unknown-linux-gnu", "haswell",
                   frozenset({"sse2", "avx", "avx2", "fma"}), 256, 16)
+# Sapphire Rapids' tuning prefers 256-bit vectors; llvmaccel's kernels ask
+# for 512 (see llvmaccel.target), a function that does not gets 256.
 AVX512_PREFER_256 = TargetInfo("x86_64-unknown-linux-gnu", "sapphirerapids",
-                               frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 256, 32)
+                               frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 512, 32, 256)
+AVX512_TUNING_ONLY = TargetInfo("x86_64-unknown-linux-gnu", "sapphirerapids",
+                                frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 256, 32)
 ZEN4 = TargetInfo("x86_64-unknown-linux-gnu", "znver4",
                   frozenset({"sse2", "avx", "avx2", "fma", "avx512f"}), 512, 32)
 NEOVERSE = TargetInfo("aarch64-unknown-linux-gnu", "neoverse-n1", frozenset({"neon"}), 128, 32)
@@ -120,7 +124,8 @@ NEOVERSE = TargetInfo("aarch64-unknown-linux-gnu", "neoverse-n1", frozenset({"ne
 
 @pytest.mark.parametrize("target,call", [
     (AVX2, "_ZGVdN8v_tanhf"),
-    (AVX512_PREFER_256, "_ZGVdN8v_tanhf"),  # AVX-512 present, 256-bit tuning
+    (AVX512_PREFER_256, "_ZGVeN16v_tanhf"),  # AVX-512 with 256-bit tuning: the kernel asks for 512
+    (AVX512_TUNING_ONLY, "_ZGVdN8v_tanhf"),  # a function that asks for nothing gets the tuning's
     (ZEN4, "_ZGVeN16v_tanhf"),
     (NEOVERSE, "_ZGVnN4v_tanhf"),
 ])
@@ -130,7 +135,8 @@ def test_transcendental_loop_calls_the_variant_of_the_chosen_width(target, call)
     ir = generate(_graph("tanh", DType.f32), target=target).ir
     assert "vector-function-abi-variant" in ir
     attrs = f'"target-cpu"="{target.cpu}"'
-    ir = f'target triple = "{target.triple}"\n' + ir.replace(" nounwind {", f" nounwind {attrs} {{")
+    assert ('"prefer-vector-width"="512"' in ir) == (target is AVX512_PREFER_256)
+    ir = f'target triple = "{target.triple}"\n' + ir.replace(" {\nentry:", f" {attrs} {{\nentry:")
     module = llvmaccel.parse_ir(ir)
     llvmaccel.run_passes(module, "default<O3>", auto="none")
     text = str(module)
@@ -205,5 +211,10 @@ def test_host_target_comes_from_llvm():
     assert h.cpu == llvmaccel.compiler._host_cpu()
     assert h.vector_bits in (128, 256, 512) and h.vector_registers >= 8
     assert h.arch in h.triple
+    assert h.tuning_vector_bits <= h.vector_bits
     if h.arch == "x86_64":
         assert "sse2" in h.features
+        # AVX-512 gives llvmaccel's kernels 512-bit vectors whatever the tuning.
+        assert h.vector_bits == (512 if "avx512f" in h.features else h.tuning_vector_bits)
+        wide = '"prefer-vector-width"="512"' in generate(_graph("tanh", DType.f32)).ir
+        assert wide == (h.vector_bits > h.tuning_vector_bits)

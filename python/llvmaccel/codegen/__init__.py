@@ -284,6 +284,8 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
     # keep their dereferenceable sizes, which accel-prefetch reads (inlined
     # into the task, they would be loads from the argument struct).
     attrs = "nounwind noinline" if spmd else "nounwind"
+    if wide := e.target.function_attributes():  # the widest vectors (see llvmaccel.target)
+        attrs += " " + wide
     lines = [f"; llvmaccel graph {graph.fingerprint()}",
              f"define {linkage}i32 @{name}({', '.join(head)}) {attrs} {{", "entry:"]
     lines += e.allocas + e.prologue + [b for b in e.body if b] + ["}", ""]

@@ -58,13 +58,18 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         small_n = isinstance(n, int) and n <= vw
         nrv = 1 if small_n else _MATMUL_NR_VECTORS
         _, mr, kc = _matmul_tiling(dt, nrv, self.target)
+        dot = not dot2 and not ta and (tb or n == 1) and isinstance(n, int) and n < vw
+        tile_vw = vw
+        if small_n and not dot2 and not dot and n > 0:  # type: ignore[operator]
+            # A tile one vector wide: the narrowest vector that holds N (16
+            # bytes at least), not the widest register with lanes masked off.
+            tile_vw = min(vw, max(16 // dt.itemsize, 1 << (n - 1).bit_length()))  # type: ignore[operator]
         if dot2:
             kc = bf16_panel_depth(vw, nrv)
         # N == 1: B is a vector, contiguous along k whatever its layout.
-        mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=vw, ta=ta, tb=tb or n == 1,
+        mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=tile_vw, ta=ta, tb=tb or n == 1,
                      dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc,
                      dot2=dot2)
-        dot = not dot2 and not ta and mm.tb and isinstance(n, int) and n < vw
         choice = self.mm_choose(node, m, n, k, dot, dot2)
         if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
