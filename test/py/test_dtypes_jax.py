@@ -29,7 +29,7 @@ def _jit(f):
     return lj.jit(f, fallback=False)
 
 
-def _same(got, expected, exact=False):
+def _same(got, expected, exact=False, rtol=None):
     for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected),
                     strict=True):
         g, e = np.atleast_1d(np.asarray(g)), np.atleast_1d(np.asarray(e))
@@ -38,7 +38,7 @@ def _same(got, expected, exact=False):
         if exact or not floating:
             np.testing.assert_array_equal(g.view(np.uint8), e.view(np.uint8))
         else:
-            tol = {"bfloat16": 1.6e-2, "float16": 1e-3}.get(e.dtype.name, 1.3e-6)
+            tol = rtol or {"bfloat16": 1.6e-2, "float16": 1e-3}.get(e.dtype.name, 1.3e-6)
             np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32),
                                        rtol=tol, atol=1e-5)
 
@@ -103,7 +103,13 @@ def test_half_precision_mlp(dtype):
         # accuracy in any 8-bit mantissa, whichever way it rounds.)
         return y, jnp.sum(jnp.abs(h), axis=0), jnp.max(h), jnp.exp(x) * 0.5 + 1
 
-    _same(_jit(mlp)(x, w1, w2), jax.jit(mlp)(x, w1, w2))
+    got, want = _jit(mlp)(x, w1, w2), jax.jit(mlp)(x, w1, w2)
+    _same(got[1:], want[1:])
+    # A last-bit difference of f32 math (erf, exp: glibc's vector variants
+    # against XLA's polynomials) may flip the rounding of an element of h and
+    # so of a logit by one unit: 2^-8 at |logit| < 4, a relative change of
+    # the softmax up to that much.
+    _same(got[0], want[0], rtol={jnp.bfloat16: 1.6e-2, jnp.float16: 4e-3}[dtype])
 
 
 def test_small_integer_wraparound_and_conversions():

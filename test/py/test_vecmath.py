@@ -160,6 +160,28 @@ def test_widths_llvms_table_lacks_are_listed():
     assert "call <16 x float> @_ZGVeN16v_expf(" in c.optimized_ir
 
 
+@needs_libmvec
+def test_the_width_survives_the_parallel_entry():
+    """A graph large enough for threads has an entry that picks the serial
+    or the SPMD kernel; the serial kernel is inlined into it, so the entry
+    asks for the same vector width, and the inlined loop calls glibc's
+    variant at that width (not the tuning's narrower one)."""
+    t = host()
+    if t.arch != "x86_64" or t.vector_bits <= t.tuning_vector_bits:
+        pytest.skip(f"{t.cpu}: the tuning already uses {t.vector_bits}-bit vectors")
+    g = Graph()
+    g.set_outputs([g.unary("erf", g.input("x", (512, 1024), DType.f32))])
+    c = compiler.compile_graph(g)
+    assert "@llvmaccel_main.spmd" in c.kernel.ir
+    entry = c.optimized_ir.split("define i32 @llvmaccel_main(")[1].split("\n}\n")[0]
+    assert "call <16 x float> @_ZGVeN16v_erff(" in entry
+    assert "_ZGVdN8v_erff" not in entry
+    x = RNG.standard_normal((512, 1024)).astype(np.float32)
+    (y,) = c(x)
+    np.testing.assert_allclose(y, np.vectorize(math.erf)(x.astype(np.float64)), rtol=2e-6,
+                               atol=1e-7)
+
+
 EXPF_LOOP = """
 define void @vexp(ptr noalias %y, ptr noalias readonly %x, i64 %n) {
 entry:

@@ -137,10 +137,14 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
     d.line(f"%rp = call i32 @llvmaccel_parallel_run(ptr @{name}.task, ptr %ctx, i64 {nt}, "
            f"i64 {spmd.e.par_steps})")
     d.line("ret i32 %rp")
-    entry = [f"define i32 @{name}({', '.join(params)}) nounwind {{", "entry:",
+    # The serial kernel is inlined into the entry, the SPMD body may be into
+    # the task: both carry the kernels' attributes (a vector width asked for
+    # by the callee alone is lost in the caller).
+    attrs = " ".join(["nounwind", serial.e.target.function_attributes()]).strip()
+    entry = [f"define i32 @{name}({', '.join(params)}) {attrs} {{", "entry:",
              *d.prologue, *d.body, "}", ""]
     task = [f"define internal i32 @{name}.task(ptr %ctx, i64 %tid, i64 %nth, ptr %team) "
-            "nounwind {", "entry:"]
+            f"{attrs} {{", "entry:"]
     for k, t in enumerate(types):
         task.append(f"  %a{k}.p = getelementptr inbounds {ctx_t}, ptr %ctx, i32 0, i32 {k}")
         task.append(f"  %a{k} = load {t}, ptr %a{k}.p")
