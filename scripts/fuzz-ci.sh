@@ -4,7 +4,9 @@
 # default 120 in all), two thirds with fixed seeds (the same kernels every
 # run) and one third with seeds from the clock (printed, so a finding is
 # reproduced with `llvmaccel fuzz --seed N`). Any finding fails the run; each
-# is kept, reduced, under build/fuzz-findings with the command that shows it.
+# is kept, reduced (llvm-reduce gets at most FUZZ_REDUCE_SECONDS, default 120,
+# so a finding cannot take the run past CI's budget), under build/fuzz-findings
+# with the command that shows it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget="${1:-120}"
@@ -38,9 +40,11 @@ for p in $passes; do
   echo "fuzz-ci: $p: ${fixed} s with fixed seeds from 0, ${timed} s from seed $seed"
   read -r -a picked <<<"$(shapes "$p")"
   "$bin/llvmaccel" fuzz --pass "$p" --seconds "$fixed" --seed 0 --out "$out" \
-    --json build/fuzz-ci.jsonl "${picked[@]}" || status=1
+    --json build/fuzz-ci.jsonl --reduce-seconds "${FUZZ_REDUCE_SECONDS:-120}" \
+    "${picked[@]}" || status=1
   "$bin/llvmaccel" fuzz --pass "$p" --seconds "$timed" --seed "$seed" --out "$out" \
-    --json build/fuzz-ci.jsonl "${picked[@]}" || status=1
+    --json build/fuzz-ci.jsonl --reduce-seconds "${FUZZ_REDUCE_SECONDS:-120}" \
+    "${picked[@]}" || status=1
 done
 if [ "$status" -ne 0 ]; then
   echo "fuzz-ci: FINDINGS (kept in $out; make each a lit regression test):" >&2

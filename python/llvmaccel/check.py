@@ -10,8 +10,10 @@ Each case's inputs come from :mod:`llvmaccel.inputs` (edge-heavy scalars,
 buffers before guard pages, NaN/inf/-0.0, out-of-range indices where a value
 feeds an index); both versions run in forked children of a separate worker
 process, so a fault, crash or hang is reported and never kills the caller.
-Return values and every buffer are compared bit for bit, or within ``ulps``
-units in the last place when the function uses fast-math flags.
+Return values and every buffer are compared bit for bit (except that any NaN
+equals any NaN: LangRef leaves a computed NaN's sign and payload
+unspecified), or within ``ulps`` units in the last place when the function
+uses fast-math flags.
 """
 
 from __future__ import annotations

@@ -177,7 +177,8 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     for name in names:
         report = fuzz(name, seconds=args.seconds, kernels=args.kernels, seed=args.seed,
                       cases=args.cases, out_dir=args.out, reduce_findings=not args.no_reduce,
-                      params=args.params or "", shapes=args.shape, progress=args.progress)
+                      reduce_seconds=args.reduce_seconds or None, params=args.params or "",
+                      shapes=args.shape, progress=args.progress)
         print(report.table(), flush=True)
         if args.json:
             _append_json(args.json, report)
@@ -314,6 +315,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shape", action="append", help="generate only this shape (repeatable)")
     p.add_argument("--out", default="fuzz-findings", help="where failing cases are kept")
     p.add_argument("--no-reduce", action="store_true", help="keep failing cases unreduced")
+    p.add_argument("--reduce-seconds", type=float, default=300.0,
+                   help="keep a case unreduced when llvm-reduce takes longer (default 300; "
+                        "0: no bound)")
     p.add_argument("--json", help="append the counts as a JSON line to this file")
     p.add_argument("--progress", action="store_true", help="a line per batch")
     p.set_defaults(func=_cmd_fuzz)

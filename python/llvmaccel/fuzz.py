@@ -90,6 +90,7 @@ def fuzz(
     batch: int = 24,
     out_dir: str = "fuzz-findings",
     reduce_findings: bool = True,
+    reduce_seconds: float | None = 300.0,
     params: str = "",
     shapes: list[str] | None = None,
     progress: bool = False,
@@ -106,6 +107,8 @@ def fuzz(
         batch: Kernels per worker process.
         out_dir: Where failing cases are kept.
         reduce_findings: Reduce each failing case with llvm-reduce.
+        reduce_seconds: Keep a case unreduced when llvm-reduce takes longer
+            (None: no bound); a bounded run stays bounded.
         params: Pass parameters, e.g. ``"distance=4"`` (the pipeline becomes
             ``pass<params>``).
         shapes: Generate only these shapes (default: all, weighted towards the
@@ -162,7 +165,7 @@ def fuzz(
             if r.findings:
                 _keep(report, out_dir, f"{pass_name}-{k.shape}-{k.seed}", k.ir, k.function,
                       pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
-                      reduce_findings, k.libraries)
+                      reduce_findings, k.libraries, reduce_seconds)
         for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
             # An llvm-stress module the JIT cannot compile even before the
             # pass ("error") says nothing about the pass: not counted.
@@ -231,7 +234,7 @@ def _keep_generator_error(report: FuzzReport, out_dir: str, stem: str, detail: s
 
 def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, pipeline: str,
           finding: Finding, args: dict[str, str], reduce_it: bool,
-          libraries: list[str] | None = None) -> None:
+          libraries: list[str] | None = None, reduce_seconds: float | None = None) -> None:
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, stem + ".ll")
     with open(path, "w") as f:
@@ -246,7 +249,7 @@ def _keep(report: FuzzReport, out_dir: str, stem: str, ir: str, function: str, p
         try:
             red = reduce(path, function, finding.kind, pipeline=pipeline, args=args,
                          seed=finding.seed or 0, case=finding.case, target="host",
-                         libraries=libraries)
+                         libraries=libraries, max_seconds=reduce_seconds)
             lines += ["", f"reduced ({red.lines[0]} -> {red.lines[1]} lines, "
                       f"{red.seconds:.0f} s): {red.path}", "  " + red.command]
         except (RuntimeError, FileNotFoundError) as err:

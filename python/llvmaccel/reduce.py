@@ -124,6 +124,7 @@ def reduce(
     target: str | None = None,
     compile_pipeline: str | None = None,
     libraries: list[str] | None = None,
+    max_seconds: float | None = None,
 ) -> ReduceResult:
     """Shrinks the module at ``path`` while ``check`` still finds a ``kind`` finding.
 
@@ -144,10 +145,13 @@ def reduce(
         delta_passes: llvm-reduce's ``--delta-passes`` (default: all of them).
         target: As for :func:`check` (``"host"``: the pipeline sees this machine).
         compile_pipeline, libraries: As for :func:`check`.
+        max_seconds: Give up (RuntimeError) when llvm-reduce has not finished
+            by then (default: no bound).
 
     Raises:
         FileNotFoundError: llvm-reduce is missing.
-        RuntimeError: llvm-reduce failed (e.g. the input is not interesting).
+        RuntimeError: llvm-reduce failed (e.g. the input is not interesting)
+            or ran past ``max_seconds``.
     """
     tool = find_llvm_tool("llvm-reduce")
     subject = after if after is not None else path
@@ -183,8 +187,12 @@ def reduce(
         os.chmod(script, 0o755)
         start = time.monotonic()
         extra = [f"--delta-passes={delta_passes}"] if delta_passes else []
-        out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o", output,
-                              subject], capture_output=True, text=True)
+        try:
+            out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o",
+                                  output, subject], capture_output=True, text=True,
+                                 timeout=max_seconds)
+        except subprocess.TimeoutExpired as err:
+            raise RuntimeError(f"llvm-reduce did not finish in {max_seconds:g} s") from err
         seconds = time.monotonic() - start
     finally:
         server.kill()

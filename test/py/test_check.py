@@ -123,6 +123,29 @@ def test_fast_math_compares_within_ulps():
                      cases=4).ok
 
 
+def test_nan_payload_and_sign_are_not_behaviour():
+    # Regression (fuzz-ci, accel-prefetch gather kernel 96209583): the
+    # backend commuted an fadd of two NaNs after the pass and the result's
+    # payload changed; LangRef leaves a computed NaN's sign and payload open.
+    def ret(bits: str) -> str:
+        return f"define float @f(float %x) {{\n  ret float {bits}\n}}\n"
+
+    def store(bits: str) -> str:
+        return ("define void @g(ptr dereferenceable(8) %p) {\n"
+                f"  store float {bits}, ptr %p\n  %q = getelementptr float, ptr %p, i64 1\n"
+                "  store float 1.0, ptr %q\n  ret void\n}\n")
+
+    quiet, payload, negative = "0x7FF8000000000000", "0x7FF8000020000000", "0xFFF8000000000000"
+    assert check(ret(quiet), "f", after=ret(payload), cases=2).ok
+    assert check(ret(quiet), "f", after=ret(negative), cases=2).ok
+    assert check(store(quiet), "g", after=store(negative), cases=2).ok
+    # NaN against a number, and -0.0 against 0.0, stay mismatches.
+    assert not check(ret(quiet), "f", after=ret("1.0"), cases=2).ok
+    assert not check(ret("0.0"), "f", after=ret("-0.0"), cases=2).ok
+    finding = check(store("0.0"), "g", after=store("-0.0"), cases=2).findings[0]
+    assert finding.kind == "mismatch" and "element 0" in finding.detail
+
+
 def test_a_crash_in_the_pipeline_does_not_kill_the_caller():
     result = check(AXPY_IR, "axpy", transform="exit 3", cases=2)
     assert result.findings[0].kind == "crash" and result.findings[0].stage == "transform"

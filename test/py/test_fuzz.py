@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,20 @@ def test_planted_miscompile_is_found_and_reduced(tmp_path):
                   case_numbers=[finding.case, *range(8)])
     assert again.findings and again.findings[0].kind == "mismatch"
     assert check(red.path, "axpy", "verify", cases=8).ok  # the pipeline alone is fine
+
+
+def test_reduction_past_its_time_bound_is_an_error(tmp_path):
+    """A bounded fuzz run stays bounded: llvm-reduce is stopped at max_seconds
+    (a CI run once spent 15 minutes reducing one finding)."""
+    src = tmp_path / "axpy.ll"
+    src.write_text(AXPY_IR)
+    planted = f"{PLANTED} off-by-one"
+    finding = check(src, "axpy", transform=planted, cases=16).findings[0]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="did not finish in 0.5 s"):
+        reduce(str(src), "axpy", "mismatch", transform=planted, seed=finding.seed,
+               case=finding.case, max_seconds=0.5)
+    assert time.monotonic() - start < 30
 
 
 @pytest.mark.slow
