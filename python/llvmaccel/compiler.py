@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import blas, interop, jit, profiling, vecmath
+from . import blas, hugepages, interop, jit, profiling, vecmath
 from ._native import core
 from .codegen import Kernel, generate, matmul_bf16
 from .codegen import parallel as intra_op
@@ -164,8 +164,19 @@ def aligned_empty(shape: tuple, dtype: Any) -> np.ndarray:
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(nbytes + OUTPUT_ALIGNMENT, np.uint8)
+    hugepages.advise(raw.ctypes.data, raw.nbytes)
     start = -raw.ctypes.data % OUTPUT_ALIGNMENT
     return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def torch_empty(shape: tuple, dtype: Any) -> Any:
+    """An uninitialized contiguous CPU tensor for a call's output, on huge
+    pages where it is large enough (:mod:`llvmaccel.hugepages`)."""
+    import torch
+
+    out = torch.empty(shape, dtype=dtype)
+    hugepages.advise(out.data_ptr(), out.numel() * out.element_size())
+    return out
 
 
 def _keep_recent(cache: dict, key: Any, value: Any) -> None:
@@ -363,9 +374,7 @@ class CompiledGraph:
             ptrs = [x.ctypes.data or None for x in inputs] + self._const_ptrs + \
                 [o.ctypes.data or None for o in outs]
         else:
-            import torch
-
-            outs = [torch.empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+            outs = [torch_empty(shape, dtype) for shape, dtype in plan.outputs]
             ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
                 [o.data_ptr() or None for o in outs]
         temps = self._take_temps(plan.temp_sizes)
@@ -406,7 +415,7 @@ class CompiledGraph:
                 args.append(x)
 
             def alloc(shape: tuple, dt: DType) -> Any:
-                return torch.empty(shape, dtype=getattr(torch, dt.numpy))
+                return torch_empty(shape, getattr(torch, dt.numpy))
 
             def ptr(x: Any) -> int | None:
                 return x.data_ptr() or None
