@@ -455,8 +455,11 @@ class CompiledGraph:
             free = self._spare_temps.get(sizes)
             if free:
                 return free.pop()
-        return [np.empty(dims, dtype=_temp_dtype(dt))
-                for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
+        temps = [np.empty(dims, dtype=_temp_dtype(dt))
+                 for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
+        for t in temps:
+            hugepages.advise(t.ctypes.data, t.nbytes)
+        return temps
 
     def _give_back_temps(self, key: tuple, temps: list[np.ndarray]) -> None:
         """Keeps ``temps`` for a later call (the last _SPARE_SHAPES sizes)."""
