@@ -43,6 +43,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -649,6 +650,28 @@ Status runPasses(ModuleHandle &H, const RunOptions &Opts, Report &R) {
 
 namespace {
 
+#if defined(__FLT16_MAX__)
+/// compiler-rt's float -> bfloat conversion, for processes without it. The
+/// backend calls it where a target has no bf16 conversion instruction (X86
+/// without AVX512-BF16) and an operation LLVM narrowed to bfloat (a max
+/// reduction: `llvm.maximum.v8bf16`) is computed in float and rounded back;
+/// libgcc before GCC 13 lacks it, so such kernels failed to link. Rounds to
+/// nearest, ties to even; a NaN stays a NaN of the same sign, made quiet.
+/// The result is returned as _Float16, which the x86-64 and AArch64 ABIs
+/// pass in the same register as __bf16 (the low 16 bits of xmm0 / h0).
+_Float16 truncSFToBF(float F) {
+  uint32_t U;
+  std::memcpy(&U, &F, sizeof(U));
+  uint16_t B = (U & 0x7fffffffu) > 0x7f800000u
+                   ? static_cast<uint16_t>((U >> 16) | 0x40u)
+                   : static_cast<uint16_t>((U + 0x7fffu + ((U >> 16) & 1u)) >>
+                                           16);
+  _Float16 R;
+  std::memcpy(&R, &B, sizeof(R));
+  return R;
+}
+#endif
+
 /// Appends every function JITLink places to /tmp/perf-<pid>.map, the file in
 /// which Linux perf looks up the names of JIT'd code ("START SIZE name", hex).
 class PerfMapPlugin : public orc::ObjectLinkingLayer::Plugin {
@@ -759,6 +782,10 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
     Add("llvmaccel_parallel_claim", &llvmaccel_parallel_claim);
     Add("llvmaccel_parallel_done", &llvmaccel_parallel_done);
     Add("llvmaccel_parallel_wait", &llvmaccel_parallel_wait);
+#if defined(__FLT16_MAX__)
+    if (!sys::DynamicLibrary::SearchForAddressOfSymbol("__truncsfbf2"))
+      Add("__truncsfbf2", &truncSFToBF);
+#endif
     if (Error E = (*JIT)->getMainJITDylib().define(
             orc::absoluteSymbols(std::move(Runtime))))
       return Status::error(Status::JITError, toString(std::move(E)));

@@ -184,3 +184,27 @@ def test_unsupported_signature_types_raise_type_error():
     compiled = llvmaccel.jit.compile("define i128 @f() {\n  ret i128 0\n}\n")
     with pytest.raises(TypeError, match="cannot pass LLVM type 'i128'"):
         compiled["f"]
+
+
+def test_float_to_bfloat_rounds_to_nearest_even_on_every_host():
+    # Without AVX512-BF16 the backend calls compiler-rt's __truncsfbf2,
+    # which libgcc before GCC 13 lacks: the JIT provides it (a bf16 max
+    # reduction failed to link on an AVX2 host before).
+    import struct
+
+    ir = ("define i16 @t(i32 %u) {\n  %f = bitcast i32 %u to float\n"
+          "  %b = fptrunc float %f to bfloat\n  %i = bitcast bfloat %b to i16\n"
+          "  ret i16 %i\n}\n")
+    t = llvmaccel.jit.compile(ir)["t"]
+    cases = {0x3F800000: 0x3F80,  # 1.0
+             0x3F808000: 0x3F80,  # a tie: to even (down)
+             0x3F818000: 0x3F82,  # a tie: to even (up)
+             0x3F808001: 0x3F81,  # above the tie
+             0x7F7FFFFF: 0x7F80,  # the largest float rounds to inf
+             0xFF800000: 0xFF80,  # -inf
+             0x7FA00000: 0x7FE0,  # a signaling NaN becomes quiet
+             0xFFC00001: 0xFFC0}  # a negative NaN keeps its sign
+    for u, want in cases.items():
+        u_signed = struct.unpack("<i", struct.pack("<I", u))[0]
+        got = t(u_signed) & 0xFFFF
+        assert got == want, f"{u:#010x}: {got:#06x}, want {want:#06x}"
