@@ -662,10 +662,10 @@ namespace {
 _Float16 truncSFToBF(float F) {
   uint32_t U;
   std::memcpy(&U, &F, sizeof(U));
-  uint16_t B = (U & 0x7fffffffu) > 0x7f800000u
-                   ? static_cast<uint16_t>((U >> 16) | 0x40u)
-                   : static_cast<uint16_t>((U + 0x7fffu + ((U >> 16) & 1u)) >>
-                                           16);
+  uint16_t B =
+      (U & 0x7fffffffu) > 0x7f800000u
+          ? static_cast<uint16_t>((U >> 16) | 0x40u)
+          : static_cast<uint16_t>((U + 0x7fffu + ((U >> 16) & 1u)) >> 16);
   _Float16 R;
   std::memcpy(&R, &B, sizeof(R));
   return R;
