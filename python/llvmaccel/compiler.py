@@ -26,6 +26,7 @@ import ctypes
 import functools
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
@@ -162,10 +163,11 @@ def aligned_empty(shape: tuple, dtype: Any) -> np.ndarray:
     """An uninitialized C-contiguous numpy array whose data starts at a
     multiple of :data:`OUTPUT_ALIGNMENT` bytes."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     raw = np.empty(nbytes + OUTPUT_ALIGNMENT, np.uint8)
-    hugepages.advise(raw.ctypes.data, raw.nbytes)
-    start = -raw.ctypes.data % OUTPUT_ALIGNMENT
+    address = raw.ctypes.data
+    hugepages.advise(address, raw.nbytes)
+    start = -address % OUTPUT_ALIGNMENT
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 

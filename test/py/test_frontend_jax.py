@@ -247,3 +247,33 @@ def test_keyword_arguments_static_argnames_and_jax_array_outputs():
     np.testing.assert_allclose(np.asarray(ours(x, w=w)), np.asarray(ref(x, w=w)))
     scaled = lj.jit(lambda x, n: x * n, static_argnames="n")
     assert float(scaled(x, n=3)[0, 0]) == 3.0 and float(scaled(x, 4)[0, 0]) == 4.0
+
+
+def test_outputs_are_device_put_arrays_without_a_copy():
+    """The outputs are what jax.device_put makes of the kernel's buffers:
+    uncommitted jax.Arrays on the default device, sharing the buffer; under
+    jax.default_device (and for non-canonical dtypes) jax.device_put itself."""
+    from llvmaccel.jax import _host_put, _to_jax
+
+    f = lj.jit(lambda x, k: (x * 2, jnp.argmax(x), k + 1))
+    x = np.arange(12, dtype=np.float32)
+    k = np.arange(3, dtype=np.int32)
+    ref = jax.device_put([x * 2, np.int32(11), k + 1])
+    got = f(x, k)
+    for g, r in zip(got, ref, strict=True):
+        assert isinstance(g, jax.Array)
+        assert (g.dtype, g.shape, g.committed, g.devices()) == \
+            (r.dtype, r.shape, r.committed, r.devices())
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
+    assert _host_put() is not None  # the fast path exists in this jax
+    from llvmaccel.compiler import aligned_empty
+
+    buf = aligned_empty((1 << 12,), np.float32)  # as the kernel's outputs are
+    buf[:] = 1.0
+    (arr,) = _to_jax([buf])
+    assert arr.unsafe_buffer_pointer() == buf.ctypes.data
+    with jax.default_device(jax.devices("cpu")[0]):
+        np.testing.assert_array_equal(np.asarray(f(x, k)[0]), x * 2)
+    wide = np.arange(3, dtype=np.int64)  # not canonical without x64
+    (w,) = _to_jax([wide])
+    assert w.dtype == jax.device_put(wide).dtype
