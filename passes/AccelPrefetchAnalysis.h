@@ -180,8 +180,9 @@ private:
   const char *matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
                             uint64_t U,
                             function_ref<bool(const SCEV *)> IsTiled);
-  const char *loadsMissing(ArrayRef<AccessGroup *> Chosen, const Loop &Other,
-                           const SCEV *OtherStart, uint64_t OtherStep) const;
+  const char *loadsMissing(ArrayRef<AccessGroup *> Chosen, const Loop *Other,
+                           BasicBlock *OtherBlock, const SCEV *OtherStart,
+                           uint64_t OtherStep) const;
   const char *notGloballyIndexed(const SCEV *Ptr) const;
   bool runsEveryIteration(const BasicBlock *BB, const Loop &Lp) const;
 
@@ -250,6 +251,9 @@ private:
   // NestMain walks [NestMainStart, NestEnd) with step NestMainStep: L
   // itself, or the unrolled loop after L when L is NestPrologue.
   Loop *NestPrologue = nullptr;
+  /// Instead of NestPrologue, the one-iteration remainder block of a loop
+  /// unrolled by 2 (it loads element NestTileStart).
+  BasicBlock *NestPrologueBlock = nullptr;
   const SCEV *NestTileStart = nullptr;
   const Loop *NestMain = nullptr;
   const SCEV *NestMainStart = nullptr;

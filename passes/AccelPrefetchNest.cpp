@@ -59,6 +59,10 @@
 /// not followed (level 1 only). With K <= (smax(o_N, E) - X) /u U - 1, the
 /// elements g + c stay below smax(o_N, E). The remainder loop looks ahead as
 /// many indices as M, so that together they prefetch every index once.
+/// Unrolled by 2, the remainder is at most one iteration and -O3 writes it
+/// as one block B instead of a loop (X = phi [S, H], [S + 1, B], B entered
+/// from H when (E - S) mod 2 != 0); the same argument holds with B for P,
+/// M's start compared for equality with S + 1 to skip M.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -361,7 +365,31 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
     S = SE.getMinusSCEV(AR->getStart(), SE.getOne(Ty));
     R = SE.getMinusSCEV(Exit, S);
   }
-  if (!P || !IsTiled(S))
+  // Unrolled by 2: a one-iteration remainder block B, X = phi [S, H],
+  // [S + 1, B], with B between H and X's block only. R is what H compares
+  // with zero.
+  BasicBlock *PBlock = nullptr;
+  if (!P && XPhi->getNumIncomingValues() == 2 && U == 2) {
+    for (unsigned I = 0; I != 2 && !PBlock; ++I) {
+      BasicBlock *B = XPhi->getIncomingBlock(I);
+      BasicBlock *H = XPhi->getIncomingBlock(1 - I);
+      const SCEV *Other = SE.getSCEV(XPhi->getIncomingValue(1 - I));
+      auto *Br = dyn_cast<BranchInst>(H->getTerminator());
+      auto *Cmp = Br && Br->isConditional()
+                      ? dyn_cast<ICmpInst>(Br->getCondition())
+                      : nullptr;
+      if (LI.getLoopFor(B) != O || B->getSingleSuccessor() != Bx ||
+          B->getUniquePredecessor() != H || !Cmp ||
+          SE.getSCEV(XPhi->getIncomingValue(I)) !=
+              SE.getAddExpr(Other, SE.getOne(Ty)))
+        continue;
+      PBlock = B;
+      PExit = B;
+      S = Other;
+      R = SE.getSCEV(Cmp->getOperand(0));
+    }
+  }
+  if ((!P && !PBlock) || !IsTiled(S))
     return NoMatch;
 
   // R = (E - S) mod 2^k, with U dividing 2^k.
@@ -369,6 +397,7 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
   auto *ZExt = dyn_cast<SCEVZeroExtendExpr>(R);
   unsigned K = ZExt ? ZExt->getOperand()->getType()->getScalarSizeInBits() : 0;
   if (!ZExt || K >= 63 || !isPowerOf2_64(U) || (uint64_t(1) << K) % U ||
+      (PBlock && K != 1) ||
       SE.getZeroExtendExpr(SE.getTruncateExpr(D, ZExt->getOperand()->getType()),
                            Ty) != R)
     return "the remainder loop does not walk (end - start) mod 2^k iterations";
@@ -389,9 +418,9 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
         SE.getSCEV(Cmp->getOperand(0)) != R)
       return NoMatch;
     unsigned ToBx = Cmp->getPredicate() == CmpInst::ICMP_EQ ? 0 : 1;
-    if (Br->getSuccessor(ToBx) != Bx ||
-        Br->getSuccessor(1 - ToBx) != P->getLoopPreheader() ||
-        P->getLoopPreheader()->getUniquePredecessor() != H ||
+    BasicBlock *PEntry = PBlock ? PBlock : P->getLoopPreheader();
+    if (Br->getSuccessor(ToBx) != Bx || Br->getSuccessor(1 - ToBx) != PEntry ||
+        PEntry->getUniquePredecessor() != H ||
         !enteredWhenNotEmpty(H, *O, S, E))
       return NoMatch;
   }
@@ -406,18 +435,28 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
       return NoMatch;
     if (Br->isConditional()) {
       auto *Cmp = dyn_cast<ICmpInst>(Br->getCondition());
-      auto *C = Cmp ? dyn_cast<ConstantInt>(Cmp->getOperand(1)) : nullptr;
-      if (!C || (Br->getSuccessor(0) == Pre) == (Br->getSuccessor(1) == Pre))
+      if (!Cmp || (Br->getSuccessor(0) == Pre) == (Br->getSuccessor(1) == Pre))
         return NoMatch;
       CmpInst::Predicate Skip = Br->getSuccessor(0) == Pre
                                     ? Cmp->getInversePredicate()
                                     : Cmp->getPredicate();
-      // The compared value is k0 + D or k0 - D: the skip region of D.
+      // The compared value is k0 + D or k0 - D: the skip region of D. An
+      // equality with a value that is not a constant (E == S + 1) is one
+      // of their difference with zero.
       const SCEV *A = SE.getSCEV(Cmp->getOperand(0));
+      APInt CV;
+      if (auto *C = dyn_cast<ConstantInt>(Cmp->getOperand(1))) {
+        CV = C->getValue();
+      } else if (Cmp->isEquality() &&
+                 A->getType() == SE.getSCEV(Cmp->getOperand(1))->getType()) {
+        A = SE.getMinusSCEV(A, SE.getSCEV(Cmp->getOperand(1)));
+        CV = APInt::getZero(A->getType()->getIntegerBitWidth());
+      } else {
+        return NoMatch;
+      }
       if (A->getType() != D->getType())
         return NoMatch;
-      ConstantRange Region =
-          ConstantRange::makeExactICmpRegion(Skip, C->getValue());
+      ConstantRange Region = ConstantRange::makeExactICmpRegion(Skip, CV);
       ConstantRange DRange = ConstantRange::getFull(Region.getBitWidth());
       if (auto *K0 = dyn_cast<SCEVConstant>(SE.getMinusSCEV(A, D)))
         DRange = Region.sub(ConstantRange(K0->getAPInt()));
@@ -431,6 +470,7 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
     }
   }
   NestPrologue = P;
+  NestPrologueBlock = PBlock;
   NestTileStart = S;
   return nullptr;
 }
@@ -443,7 +483,8 @@ LoopPrefetcher::matchPrologue(const Loop &Main, const SCEV *X, const SCEV *E,
 /// F + Size * e, F invariant in the outer loop), and both loops read all the
 /// elements of their steps in that frame.
 const char *LoopPrefetcher::loadsMissing(ArrayRef<AccessGroup *> Chosen,
-                                         const Loop &Other,
+                                         const Loop *Other,
+                                         BasicBlock *OtherBlock,
                                          const SCEV *OtherStart,
                                          uint64_t OtherStep) const {
   uint64_t U = cast<SCEVConstant>(NestStep)->getAPInt().getZExtValue();
@@ -489,8 +530,29 @@ const char *LoopPrefetcher::loadsMissing(ArrayRef<AccessGroup *> Chosen,
     }
     return true;
   };
+  // The frames of a one-iteration remainder block, which loads element
+  // OtherStart of each: its address minus Size * OtherStart.
+  auto FramesOfBlock = [&](BasicBlock &BB, const SCEV *Start) {
+    FrameList Out;
+    for (Instruction &I : BB) {
+      auto *Load = dyn_cast<LoadInst>(&I);
+      if (!Load || !Load->isSimple())
+        continue;
+      const SCEV *Ptr = SE.getSCEV(Load->getPointerOperand());
+      Type *IntTy = SE.getEffectiveSCEVType(Ptr->getType());
+      uint64_t Size = DL.getTypeStoreSize(Load->getType()).getFixedValue();
+      const SCEV *Base =
+          SE.getAddExpr(Ptr, SE.getNegativeSCEV(SE.getMulExpr(
+                                 SE.getConstant(IntTy, Size),
+                                 SE.getTruncateOrSignExtend(Start, IntTy))));
+      if (SE.isLoopInvariant(Base, Nest))
+        Out.push_back({Load->getType(), Base});
+    }
+    return Out;
+  };
   FrameList Mine = FramesOf(L, NestStart, U);
-  FrameList Others = FramesOf(Other, OtherStart, OtherStep);
+  FrameList Others = OtherBlock ? FramesOfBlock(*OtherBlock, OtherStart)
+                                : FramesOf(*Other, OtherStart, OtherStep);
   for (AccessGroup *G : Chosen) {
     if (G->Level > 1)
       return "chains of loads across a remainder loop are not supported";
@@ -606,6 +668,7 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
                  StartPtrNext;
     };
     NestPrologue = nullptr;
+    NestPrologueBlock = nullptr;
     if (Main != &L || !IsTiled(X)) {
       // Runtime unrolling: a remainder loop walks the start of the tile.
       if (const char *PWhy =
@@ -639,7 +702,8 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
     return "the inner loop's bound is not loaded on every outer iteration";
   // (With a remainder loop, matchPrologue checked the same for both loops.)
   BasicBlock *Pre = L.getLoopPreheader();
-  if (!NestPrologue && !enteredWhenNotEmpty(Pre, *O, NestStart, NestEnd))
+  if (!NestPrologue && !NestPrologueBlock &&
+      !enteredWhenNotEmpty(Pre, *O, NestStart, NestEnd))
     return "the inner loop is not entered on every outer iteration whose "
            "range is not empty";
   auto Expander = accel::createSCEVExpander(SE, DL, "accel.prefetch");
@@ -664,11 +728,12 @@ std::string LoopPrefetcher::analyzeNest(ArrayRef<AccessGroup *> Chosen) {
     if (chainsMayBeOverwritten(*G, *O))
       return "the outer loop may store to the index arrays of a chain";
   }
-  if (NestPrologue)
+  if (NestPrologue || NestPrologueBlock)
     if (const char *LoadWhy =
-            NestMain == &L
-                ? loadsMissing(Chosen, *NestPrologue, NestTileStart, 1)
-                : loadsMissing(Chosen, *NestMain, NestMainStart, NestMainStep))
+            NestMain == &L ? loadsMissing(Chosen, NestPrologue,
+                                          NestPrologueBlock, NestTileStart, 1)
+                           : loadsMissing(Chosen, NestMain, nullptr,
+                                          NestMainStart, NestMainStep))
       return LoadWhy;
   return {};
 }
