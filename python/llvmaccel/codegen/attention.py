@@ -1,0 +1,509 @@
+"""Fused attention: ``softmax(f(Q @ K^T)) @ V`` without the score matrix.
+
+``scaled_dot_product_attention`` reaches the graph decomposed (the torch
+frontend's ATen decompositions; ``jax.nn.dot_product_attention`` and hand
+written attention alike): a matmul of the scores, elementwise ops on them
+(the scale, an additive or boolean mask, a causal mask built from iotas),
+a softmax along the last axis (max, ``exp(x - max)``, sum, division) and a
+matmul by V. Unfused, that is a matmul writing the ``[L, S]`` scores of every
+batch index and head to memory, a row group reading them back, and a matmul
+reading the probabilities once more. :func:`find_attention` recognizes the
+pattern in the graph; :meth:`AttentionEmitter.emit_attention` emits one loop
+nest for it that writes only the output::
+
+    for t in [0, batch * ceil(L / BQ)):       # (batch index, query block)
+      rows = min(BQ, L - i0)                  # i0 = (t % blocks) * BQ
+      sc[0:rows, 0:S] = Q[b, i0:i0+rows, :] @ K[b]^T   # mm_panels, own kernel
+      for r in [0, rows):                     # the graph's own elementwise ops
+        sc[r, j] = x(sc[r, j], mask...)       # scale, mask: emitted from the graph
+        m = max_j sc[r, j]
+        sc[r, j] = exp(sc[r, j] - m); den[r] = sum_j sc[r, j]
+      O[b, i0:i0+rows, :] = sc[0:rows, :] @ V[b]       # mm_panels again
+      O[b, i0+r, :] /= den[r]
+
+The block's scores ``sc`` (a temporary of ``BQ x S`` per thread) stay in
+the L2 cache (:func:`query_block`: from the cache size LLVM's TTI gives,
+:class:`llvmaccel.target.TargetInfo`) between the three stages. Both
+products are the matmul emitter's register-tiled kernel
+(:meth:`MatmulEmitter.mm_panels`, or :meth:`MatmulEmitter.mm_dot` for a
+tiny S or D). The elementwise stages are the graph's nodes emitted by the
+elemental emitter with the scores (and then ``x`` and the row maximum)
+taken from the block (``memo``), so the scale and masks are whatever the
+graph says. The probabilities are normalized after the product by V (a
+division of the ``L x D`` output, not of the ``L x S`` probabilities).
+
+In a parallel kernel (:mod:`.parallel`) the outer loop is split between the
+threads by (batch index, query block): every block is computed by one thread
+with the operations of the serial kernel, so results are bit-identical for
+every thread count.
+
+Declined (the unfused path, recorded in :attr:`Kernel.attention` with the
+reason): operands other than f32 or f64 (the half types' matmuls round their
+scores to f16/bf16 before the softmax, which the fused form would not),
+attention weights used elsewhere (returned, or read by another op), a
+softmax along another axis, and operands the block kernel cannot read in
+place (Q stored transposed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..graph import DType, Graph, Node, dim_str, shape_numel
+from ..target import TargetInfo
+from . import parallel
+from .common import Buffer, _const
+from .elementwise import ElementwiseEmitter, _reduce_identity
+from .matmul import MatmulEmitter, _matmul_tiling, matmul_operands
+
+__all__ = ["AttentionPlan", "AttentionEmitter", "find_attention", "query_block"]
+
+# Elementwise ops the score chain and the softmax's exponent may consist of.
+_ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
+# The share of the L2 cache the block's scores may take (the panels of K
+# and V and the block's output share the rest), and the most query rows a
+# block has (beyond it the panels of K and V are reused enough).
+_L2_SHARE = 2
+_MAX_BLOCK_ROWS = 256
+# When TTI reports no L2 cache (targets without getCacheSize): the scores
+# of a block sized for this many bytes.
+_UNKNOWN_L2_BYTES = 1 << 18
+
+
+@dataclass
+class AttentionPlan:
+    """One recognized attention: the nodes the fused loop nest replaces.
+
+    ``out`` is the matmul by V (its buffer is the only one written),
+    ``scores`` the matmul of Q by K^T, ``score_view`` the node the softmax
+    chain reads the scores as (``scores`` itself, or a reshape of it to
+    ``x``'s shape), ``x`` the softmax's input, ``mx`` and ``den`` its max and
+    sum reductions (keepdim, last axis), ``e`` its exponential, ``p`` the
+    probabilities (``e / den``). ``inner``: ids of every node fused away.
+    ``cond``: see below."""
+
+    out: Node
+    scores: Node
+    score_view: Node
+    x: Node
+    mx: Node
+    e: Node
+    den: Node
+    p: Node
+    inner: set[int] = field(default_factory=set)
+    # ``where(cond, 0, p)`` (or ``where(cond, p, 0)`` when not ``zero_if``):
+    # rows whose condition, a function of row reductions of x (the
+    # decomposition's "every key masked out": any(x != -inf)), zeroes them.
+    cond: Node | None = None
+    zero_if: bool = True
+    row_reductions: list[Node] = field(default_factory=list)
+
+
+def _users(graph: Graph) -> dict[int, list[Node]]:
+    users: dict[int, list[Node]] = {n.id: [] for n in graph.nodes}
+    for n in graph.nodes:
+        for i in n.inputs:
+            users[i.id].append(n)
+    return users
+
+
+def _through_reshapes(x: Node) -> tuple[Node, list[Node]]:
+    """``x`` without the reshapes that keep its last two dims, and those
+    reshapes (outermost first)."""
+    chain: list[Node] = []
+    while x.op == "reshape" and x.inputs[0].rank >= 2 and \
+            tuple(x.inputs[0].shape[-2:]) == tuple(x.shape[-2:]):
+        chain.append(x)
+        x = x.inputs[0]
+    return x, chain
+
+
+def _path(top: Node, bottom: set[int]) -> set[int] | None:
+    """The ids of the nodes between ``top`` (included) and the ``bottom``
+    ids (excluded) whose value depends on a bottom node; None when one of
+    them is not an elementwise op of ``top``'s shape (the nodes that do not
+    depend on the bottom, a mask, are emitted as they are)."""
+    reach: dict[int, bool] = {}
+    order: list[Node] = []
+    stack = [top]
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen or n.id in bottom:
+            continue
+        seen.add(n.id)
+        order.append(n)
+        stack.extend(n.inputs)
+    for n in sorted(order, key=lambda n: n.id):  # operands first
+        reach[n.id] = any(i.id in bottom or reach.get(i.id, False) for i in n.inputs)
+    path = {nid for nid, r in reach.items() if r}
+    for n in order:
+        if n.id in path and (n.op not in _ELEMENTWISE or tuple(n.shape) != tuple(top.shape)):
+            return None
+    return path
+
+
+def _last_axis_reduce(n: Node, fn: str) -> bool:
+    return n.op == "reduce" and n.attrs["fn"] == fn and n.attrs["keepdim"] and \
+        tuple(n.attrs["axes"]) == (n.inputs[0].rank - 1,)
+
+
+def _same(a: object, b: object) -> bool:
+    return dim_str(a) == dim_str(b)  # type: ignore[arg-type]
+
+
+def find_attention(graph: Graph, target: TargetInfo
+                   ) -> tuple[dict[int, AttentionPlan], list[tuple[int, str, str]]]:
+    """The attentions of ``graph`` to fuse on ``target``, by the id of their
+    product by V, and the choice made for every matmul by a softmax:
+    ``(node id, "fused" or "unfused", reason)``."""
+    users = _users(graph)
+    outputs = {o.id for o in graph.outputs}
+    plans: dict[int, AttentionPlan] = {}
+    choices: list[tuple[int, str, str]] = []
+    for o in graph.nodes:
+        if o.op != "matmul":
+            continue
+        p, p_views = _through_reshapes(o.inputs[0])
+        half = False
+        while p.op == "cast" and p.inputs[0].dtype.is_half or p.op == "cast" and \
+                p.dtype.is_half:
+            half, p = True, p.inputs[0]
+        p, more = _through_reshapes(p)
+        p_views += more
+        select = None
+        if p.op == "where":
+            select = p
+            zero_a, zero_b = (_is_zero(v) for v in p.inputs[1:])
+            if zero_a == zero_b:
+                continue
+            p = p.inputs[2] if zero_a else p.inputs[1]
+        if not (p.op == "binary" and p.attrs["fn"] == "div"):
+            continue
+        e, den = p.inputs
+        if den.op == "broadcast":
+            den = den.inputs[0]
+        if not (_last_axis_reduce(den, "sum") and den.inputs[0] is e):
+            continue
+        # A softmax feeds this matmul: from here on every refusal is recorded.
+        plan = _match(graph, target, o, p, p_views, e, den, half, users, outputs, select)
+        if isinstance(plan, str):
+            choices.append((o.id, "unfused", plan))
+        else:
+            plans[o.id] = plan
+            choices.append((o.id, "fused", plan_reason(plan, target)))
+    # A node fused away by two plans (impossible by the users check) or a
+    # plan's product read by another plan's inner nodes: keep it simple.
+    return plans, choices
+
+
+def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Node], e: Node,
+           den: Node, half: bool, users: dict[int, list[Node]], outputs: set[int],
+           select: Node | None) -> AttentionPlan | str:
+    """The plan of the attention whose product by V is ``o``, or why not."""
+    if half:
+        return "half-precision attention (the unfused path rounds the scores)"
+    # The row max: the one max reduction the exponent reads.
+    seen: set[int] = set()
+    stack, maxes = [e], []
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if _last_axis_reduce(n, "max"):
+            maxes.append(n)
+        elif n.op in _ELEMENTWISE or n.op == "broadcast":
+            stack.extend(n.inputs)
+    if len(maxes) != 1:
+        return "no single row maximum in the softmax"
+    mx = maxes[0]
+    x = mx.inputs[0]
+    if tuple(x.shape) != tuple(e.shape) or x.rank < 2:
+        return "softmax operand and exponent differ in shape"
+    # The scores: a matmul (maybe reshaped) that x is an elementwise function of.
+    found: list[Node] = []
+    stack, seen = [x], set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        base, _ = _through_reshapes(n)
+        if base.op == "matmul" and tuple(n.shape) == tuple(x.shape):
+            found.append(n)
+        elif n.op in _ELEMENTWISE and tuple(n.shape) == tuple(x.shape):
+            stack.extend(n.inputs)
+    if len(found) != 1:
+        return "the softmax does not read one product of Q and K"
+    score_view = found[0]
+    scores, s_views = _through_reshapes(score_view)
+    for n in (o, scores, x, e, p):
+        if n.dtype not in (DType.f32, DType.f64) or n.dtype is not o.dtype:
+            return f"{n.dtype.value[0]} operands (fused: f32, f64)"
+    length, keys = x.shape[-2], x.shape[-1]
+    if not (_same(scores.shape[-2], length) and _same(scores.shape[-1], keys) and
+            _same(o.shape[-2], length) and _same(o.inputs[0].shape[-1], keys)):
+        return "scores, softmax and output do not agree in shape"
+    nb = shape_numel(scores.shape[:-2])
+    if not (_same(nb, shape_numel(x.shape[:-2])) and _same(nb, shape_numel(o.shape[:-2]))):
+        return "batch dims of scores and output differ"
+    x_path = _path(x, {score_view.id})
+    e_path = _path(e, {x.id, mx.id})
+    if x_path is None or e_path is None:
+        return "the softmax's operand is not elementwise in the scores"
+    if score_view.id in _path_ids(e, {x.id, mx.id}):
+        return "the exponent reads the scores besides through the softmax's operand"
+    (_, ta), (_, _), dot2 = matmul_operands(scores, target)
+    (pa, ta2), (vb, _), dot2b = matmul_operands(o, target)
+    if ta or ta2 or dot2 or dot2b:
+        return "Q or the probabilities are read transposed or as bf16"
+    inner = {scores.id, *(v.id for v in s_views), *x_path, x.id, mx.id, *e_path, e.id,
+             den.id, p.id, *(v.id for v in p_views)}
+    inner |= {n.id for n in graph.nodes if n.op == "broadcast" and n.inputs and
+              n.inputs[0].id == den.id}
+    cond, zero_if, reductions = None, True, []
+    if select is not None:
+        cond, zero_if = select.inputs[0], _is_zero(select.inputs[1])
+        if tuple(cond.shape) != tuple(x.shape[:-1]) + (1,):
+            return "the probabilities are selected by more than a row condition"
+        below = _reductions(cond)
+        if below is None:
+            return "the row condition is not a function of row reductions"
+        for red in below:
+            if not (red.op == "reduce" and red.attrs["fn"] in ("any", "all", "max", "min")
+                    and red.attrs["keepdim"] and
+                    tuple(red.attrs["axes"]) == (red.inputs[0].rank - 1,) and
+                    tuple(red.inputs[0].shape) == tuple(x.shape)):
+                return "the row condition reduces other than over the keys"
+            rpath = _path(red.inputs[0], {x.id})
+            if red.inputs[0] is not x and not rpath:
+                return "the row condition does not reduce the softmax's operand"
+            if rpath is None or score_view.id in _path_ids(red.inputs[0], {x.id}):
+                return "the row condition is not elementwise in the softmax's operand"
+            inner |= rpath | {red.id}
+            reductions.append(red)
+        cpath = _path_ids(cond, {r.id for r in reductions})
+        inner |= {select.id} | {n for n in cpath if graph.nodes[n].op != "scalar"}
+    if vb.id in inner or pa.id not in inner:
+        return "V is computed from the probabilities"
+    for nid in inner:
+        if nid in outputs:
+            return "the attention weights or scores are a result of the graph"
+        if any(u.id not in inner and u.id != o.id for u in users[nid]):
+            return "the attention weights or scores are read by another op"
+    return AttentionPlan(out=o, scores=scores, score_view=score_view, x=x, mx=mx, e=e, den=den,
+                         p=p, inner=inner, cond=cond, zero_if=zero_if,
+                         row_reductions=reductions)
+
+
+def _is_zero(x: Node) -> bool:
+    """Whether ``x`` is the scalar 0 (maybe broadcast)."""
+    while x.op == "broadcast":
+        x = x.inputs[0]
+    return x.op == "scalar" and x.attrs["value"] == 0
+
+
+def _reductions(cond: Node) -> list[Node] | None:
+    """The reductions a row condition is an elementwise function of (None
+    when it reads anything else but scalars)."""
+    out: list[Node] = []
+    stack, seen = [cond], set()
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.op == "reduce":
+            out.append(n)
+        elif n.op in _ELEMENTWISE or n.op == "broadcast":
+            stack.extend(n.inputs)
+        elif n.op != "scalar":
+            return None
+    return out
+
+
+def _path_ids(top: Node, bottom: set[int]) -> set[int]:
+    """Every node id ``top`` reaches through elementwise ops above ``bottom``."""
+    out: set[int] = set()
+    stack = [top]
+    while stack:
+        n = stack.pop()
+        if n.id in out or n.id in bottom:
+            continue
+        out.add(n.id)
+        if n.op in _ELEMENTWISE or n.op == "broadcast":
+            stack.extend(n.inputs)
+    return out
+
+
+def query_block(length: object, keys: object, dt: DType, target: TargetInfo) -> int:
+    """The query rows of a block: as many as keep the block's ``rows x
+    keys`` scores within a share of the L2 cache (TTI's size), a multiple of
+    the matmul's register tile rows, at most ``_MAX_BLOCK_ROWS`` and no more
+    than the (static) query length needs; a divisor of it where one as
+    large as half of that exists (every block then has the same, static,
+    number of rows)."""
+    mr = _matmul_tiling(dt, 2, target)[1]
+    l2 = target.l2_bytes or _UNKNOWN_L2_BYTES
+    row = (keys if isinstance(keys, int) else 1024) * dt.itemsize
+    rows = max(mr, min(_MAX_BLOCK_ROWS, l2 // _L2_SHARE // max(row, 1)) // mr * mr)
+    if isinstance(length, int) and length > 0:
+        rows = min(rows, -(-length // mr) * mr)
+        for cand in range(rows, max(mr, rows // 2) - 1, -mr):
+            if length % cand == 0:
+                return cand
+    return rows
+
+
+def plan_reason(plan: AttentionPlan, target: TargetInfo) -> str:
+    """The text recorded for a fused attention."""
+    bq = query_block(plan.x.shape[-2], plan.x.shape[-1], plan.x.dtype, target)
+    return f"{bq}-row query blocks"
+
+
+class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
+    """Emission of a fused attention (see the module docstring)."""
+
+    def emit_attention(self, plan: AttentionPlan, out: Buffer) -> None:
+        """The fused loop nest of ``plan``, writing ``out`` (the product by
+        V's buffer)."""
+        o, scores, x = plan.out, plan.scores, plan.x
+        dt = o.dtype
+        (src_q, _), (src_k, tk), _ = matmul_operands(scores, self.target)
+        (_, _), (src_v, tv), _ = matmul_operands(o, self.target)
+        bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
+        assert bq_ is not None and bk is not None and bv is not None
+        length, keys = x.shape[-2], x.shape[-1]
+        depth, width = scores.inputs[0].shape[-1], o.shape[-1]
+        batch = tuple(scores.shape[:-2])
+        rows_max = query_block(length, keys, dt, self.target)
+        static_rows = isinstance(length, int) and length % rows_max == 0
+        dl, ds, dd, dw = (self.dim(d) for d in (length, keys, depth, width))
+        # One block of scores per thread (rows_max x S), and the row sums.
+        sc = self.scratch((self.par_cap, rows_max, keys), dt)
+        sc = parallel.thread_row(self, sc, (rows_max, keys))
+        acc_dt = DType.f64 if dt is DType.f32 else dt
+        den = self.stack_array("att.den", rows_max, acc_dt)
+        flags = self.stack_array("att.flag", rows_max, DType.i8) if plan.cond is not None \
+            else None
+        nqb = self.op(f"udiv i64 {self.iadd(dl, str(rows_max - 1))}, {rows_max}", "i")
+        nb = self.dim(shape_numel(batch))
+        total = self.op(f"mul nsw i64 {nb}, {nqb}", "i")
+        begin, end = self.par_range(total, shape_numel(x.shape))
+        with self.loop(end, start=begin, hint="att") as t:
+            bt = self.op(f"udiv i64 {t}, {nqb}", "i")
+            qb = self.op(f"urem i64 {t}, {nqb}", "i")
+            i0 = self.imul(qb, str(rows_max))
+            rows = str(rows_max) if static_rows else self.imin(
+                str(rows_max), self.op(f"sub nsw i64 {dl}, {i0}", "i"))
+            bidx = self.delinearize(bt, batch) if batch else []
+            q_in, k_in = scores.inputs
+            v_in = o.inputs[1]
+
+            def batch_off(node: Node, per: str) -> str:
+                b = self.bcast_idx_shape(node.shape[:-2], batch, bidx)
+                return self.imul(self.linear(b, node.shape[:-2]), per)
+
+            # The block's scores: Q[b, i0:i0+rows, :] @ K[b]^T.
+            mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, keys, dd, False, tk)
+            mm.oa = self.iadd(batch_off(q_in, self.imul(dl, dd)), self.imul(i0, dd))
+            mm.ob = batch_off(k_in, self.imul(dd, ds))
+            self.mm_dot(mm) if dot else self.mm_panels(mm)
+            # The softmax of each row, in place; the row sums kept apart.
+            xb = self.delinearize(bt, tuple(x.shape[:-2])) if x.rank > 2 else []
+            self.att_softmax(plan, sc, den, flags, rows, ds, i0, xb, acc_dt)
+            # The output block: probabilities @ V, then divided by the sums.
+            oc = self.iadd(self.imul(bt, self.imul(dl, dw)), self.imul(i0, dw))
+            mm2, dot2 = self.mm_plan(sc, bv, out, dt, rows, width, ds, False, tv)
+            mm2.ob = batch_off(v_in, self.imul(ds, dw))
+            mm2.oc = oc
+            self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
+            zero = _const(0, dt)
+            with self.loop(rows, hint="an") as r:
+                d = self.op(f"load {acc_dt.llvm}, ptr {self.elem_ptr(den, acc_dt, r)}", "a")
+                d = self.convert(d, acc_dt, dt)
+                flag = None
+                if flags is not None:
+                    f = self.op(f"load i8, ptr {self.elem_ptr(flags, DType.i8, r)}", "a")
+                    flag = self.op(f"icmp ne i8 {f}, 0", "c")
+                row = self.iadd(oc, self.imul(r, dw))
+                with self.loop(dw, hint="ad") as c:
+                    off = self.iadd(row, c)
+                    v = self.op(f"fdiv {dt.llvm} {self.load(out, off)}, {d}")
+                    if flag is not None:
+                        a, b = (zero, v) if plan.zero_if else (v, zero)
+                        v = self.op(f"select i1 {flag}, {dt.llvm} {a}, {dt.llvm} {b}")
+                    self.store(out, off, v)
+
+    def att_softmax(self, plan: AttentionPlan, sc: Buffer, den: str, flags: str | None,
+                    rows: str, ds: str, i0: str, xb: list[str], acc_dt: DType) -> None:
+        """Each row ``r`` of the block ``sc`` (the scores of query ``i0 + r``)
+        replaced by ``exp(x - max x)`` of the graph's softmax operand ``x``,
+        its sum stored at ``den[r]`` and its row condition (``plan.cond``) at
+        ``flags[r]``: the graph's nodes emitted with the scores, then ``x``
+        and the maximum, read from the block."""
+        x, mx, e = plan.x, plan.mx, plan.e
+        dt = x.dtype
+        t = dt.llvm
+        at = acc_dt.llvm
+        with self.loop(rows, hint="ar") as r:
+            base = self.imul(r, ds)
+            idx_row = xb + [self.iadd(i0, r)]
+            best = self.alloca(t)
+            self.line(f"store {t} {_reduce_identity('max', dt)}, ptr {best}")
+            reds = []
+            for red in plan.row_reductions:
+                acc = self.alloca(red.dtype.llvm)
+                self.line(f"store {red.dtype.llvm} {_reduce_identity(red.attrs['fn'], red.dtype)}"
+                          f", ptr {acc}")
+                reds.append((red, acc))
+            with self.loop(ds, hint="aj") as j:
+                off = self.iadd(base, j)
+                idx = idx_row + [j]
+                self.memo[(plan.score_view.id, tuple(idx))] = self.load(sc, off)
+                v = self.emit(x, idx)
+                if x is not plan.score_view:
+                    self.store(sc, off, v)
+                a = self.op(f"load {t}, ptr {best}", "a")
+                self.line(f"store {t} {self.combine('max', dt, a, v)}, ptr {best}")
+                for red, acc in reds:
+                    w = self.emit(red.inputs[0], idx)
+                    rt = red.dtype.llvm
+                    a = self.op(f"load {rt}, ptr {acc}", "a")
+                    self.line(f"store {rt} {self.combine(red.attrs['fn'], red.dtype, a, w)}, "
+                              f"ptr {acc}")
+            at_row = tuple(idx_row + ["0"])
+            self.memo[(mx.id, at_row)] = self.op(f"load {t}, ptr {best}", "a")
+            if flags is not None and plan.cond is not None:
+                for red, acc in reds:
+                    self.memo[(red.id, at_row)] = self.op(f"load {red.dtype.llvm}, ptr {acc}",
+                                                          "a")
+                c = self.emit(plan.cond, list(at_row))
+                self.line(f"store i8 {self.op(f'zext i1 {c} to i8', 'b')}, "
+                          f"ptr {self.elem_ptr(flags, DType.i8, r)}")
+            total = self.alloca(at)
+            self.line(f"store {at} {_const(0, acc_dt)}, ptr {total}")
+            with self.loop(ds, hint="aj") as j:
+                off = self.iadd(base, j)
+                idx = idx_row + [j]
+                self.memo[(x.id, tuple(idx))] = self.load(sc, off)
+                v = self.emit(e, idx)
+                self.store(sc, off, v)
+                a = self.op(f"load {at}, ptr {total}", "a")
+                w = self.convert(v, dt, acc_dt)
+                self.line(f"store {at} {self.combine('sum', acc_dt, a, w, reassoc=True)}, "
+                          f"ptr {total}")
+            s = self.op(f"load {at}, ptr {total}", "a")
+            self.line(f"store {at} {s}, ptr {self.elem_ptr(den, acc_dt, r)}")
+
+    def stack_array(self, role: str, count: int, dt: DType) -> str:
+        """A stack array of ``count`` elements of ``dt`` in the entry block."""
+        name = self.fresh(role.replace(".", "_"))
+        self.allocas.append(f"  {name} = alloca [{count} x {dt.llvm}], align 64")
+        return name
+
+    def elem_ptr(self, base: str, dt: DType, i: str) -> str:
+        """The address of element ``i`` of the array at ``base``."""
+        return self.op(f"getelementptr inbounds {dt.llvm}, ptr {base}, i64 {i}", "p")
+
