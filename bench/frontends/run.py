@@ -348,10 +348,13 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             worker.close()
         ex = lt.explain(model, *pool[0])
     matmuls: dict[str, int] = {}
+    attention: dict[str, int] = {}
     for key, c in list(compiler._cache.items()):  # noqa: SLF001
         if key not in seen and key[5] == "all":  # the llvmaccel variant's kernels
             for _, kernel, _ in c.kernel.matmuls:
                 matmuls[kernel] = matmuls.get(kernel, 0) + 1
+            for _, kind, _ in c.kernel.attention:
+                attention[kind] = attention.get(kind, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
     return {
@@ -363,6 +366,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "fully_compiled": ex.fully_compiled,
         "passes_fired": ex.passes_fired(),
         "matmul_kernels": matmuls,
+        "attention": attention,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
@@ -458,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
                          "bench/results, or bench/work/frontends-quick with --quick)")
     ap.add_argument("--models", default="dlrm,emb,mlp,block,ops,rope",
                     help="comma-separated: dlrm, emb, mlp, block, ops, rope")
+    ap.add_argument("--ops", default=None,
+                    help="with --models ops: only these ops (comma-separated, e.g. op_sdpa)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
@@ -501,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
             rounds))
     if "ops" in models:
         for name, (model, pool) in op_models(s).items():
+            if opts.ops and name not in opts.ops.split(","):
+                continue
             results.append(bench_model(name, model, pool, rounds))
     if "rope" in models:
         b, t, hq, hk, d = ROPE_SIZES[opts.quick]
@@ -645,7 +653,10 @@ def _markdown(meta: dict, results: list[dict]) -> str:
                         if r["prefetch_remarks"] else "")
                      + ("; matmuls: " + ", ".join(f"{v} {k}" for k, v in
                                                   sorted(r["matmul_kernels"].items()))
-                        if r.get("matmul_kernels") else ""))
+                        if r.get("matmul_kernels") else "")
+                     + ("; attention: " + ", ".join(f"{v} {k}" for k, v in
+                                                    sorted(r["attention"].items()))
+                        if r.get("attention") else ""))
     return "\n".join(lines) + "\n"
 
 

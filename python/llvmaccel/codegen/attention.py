@@ -38,8 +38,9 @@ with the operations of the serial kernel, so results are bit-identical for
 every thread count.
 
 Declined (the unfused path, recorded in :attr:`Kernel.attention` with the
-reason): operands other than f32 or f64 (the half types' matmuls round their
-scores to f16/bf16 before the softmax, which the fused form would not),
+reason): ``LLVMACCEL_FUSED_ATTENTION=off``, operands other than f32 or f64
+(the half types' matmuls round their scores to f16/bf16 before the
+softmax, which the fused form would not),
 attention weights used elsewhere (returned, or read by another op), a
 softmax along another axis, and operands the block kernel cannot read in
 place (Q stored transposed).
@@ -47,16 +48,17 @@ place (Q stored transposed).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
-from ..graph import DType, Graph, Node, dim_str, shape_numel
+from ..graph import DType, Graph, Node, SymExpr, dim_eval, dim_str, shape_numel
 from ..target import TargetInfo
 from . import parallel
 from .common import Buffer, _const
 from .elementwise import ElementwiseEmitter, _reduce_identity
 from .matmul import MatmulEmitter, _matmul_tiling, matmul_operands
 
-__all__ = ["AttentionPlan", "AttentionEmitter", "find_attention", "query_block"]
+__all__ = ["AttentionPlan", "AttentionEmitter", "enabled", "find_attention", "query_block"]
 
 # Elementwise ops the score chain and the softmax's exponent may consist of.
 _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
@@ -97,6 +99,12 @@ class AttentionPlan:
     cond: Node | None = None
     zero_if: bool = True
     row_reductions: list[Node] = field(default_factory=list)
+
+
+def enabled() -> bool:
+    """False when ``LLVMACCEL_FUSED_ATTENTION=off`` (every attention then
+    takes the unfused path; part of the compiled-graph cache's key)."""
+    return os.environ.get("LLVMACCEL_FUSED_ATTENTION", "").lower() != "off"
 
 
 def _users(graph: Graph) -> dict[int, list[Node]]:
@@ -149,7 +157,19 @@ def _last_axis_reduce(n: Node, fn: str) -> bool:
 
 
 def _same(a: object, b: object) -> bool:
-    return dim_str(a) == dim_str(b)  # type: ignore[arg-type]
+    """Whether two sizes are equal for all values of their symbols: the same
+    text, or (products of symbols in another order) equal at a few points."""
+    if dim_str(a) == dim_str(b):  # type: ignore[arg-type]
+        return True
+    if isinstance(a, int) and isinstance(b, int):
+        return False
+    names = sorted({*(a.symbols() if isinstance(a, SymExpr) else ()),
+                    *(b.symbols() if isinstance(b, SymExpr) else ())})
+    for k in range(3):
+        env = {n: 7 + 13 * j + 101 * k for j, n in enumerate(names)}
+        if dim_eval(a, env) != dim_eval(b, env):  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def find_attention(graph: Graph, target: TargetInfo
@@ -166,11 +186,11 @@ def find_attention(graph: Graph, target: TargetInfo
             continue
         p, p_views = _through_reshapes(o.inputs[0])
         half = False
-        while p.op == "cast" and p.inputs[0].dtype.is_half or p.op == "cast" and \
-                p.dtype.is_half:
+        # Half-precision probabilities: f32 casts of f16/bf16 roundings of them.
+        while p.op == "cast" and (p.inputs[0].dtype.is_half or p.dtype.is_half):
             half, p = True, p.inputs[0]
-        p, more = _through_reshapes(p)
-        p_views += more
+            p, more = _through_reshapes(p)
+            p_views += more
         select = None
         if p.op == "where":
             select = p
@@ -187,6 +207,8 @@ def find_attention(graph: Graph, target: TargetInfo
             continue
         # A softmax feeds this matmul: from here on every refusal is recorded.
         plan = _match(graph, target, o, p, p_views, e, den, half, users, outputs, select)
+        if not enabled():
+            plan = "LLVMACCEL_FUSED_ATTENTION=off"
         if isinstance(plan, str):
             choices.append((o.id, "unfused", plan))
         else:
@@ -488,6 +510,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 off = self.iadd(base, j)
                 idx = idx_row + [j]
                 self.memo[(x.id, tuple(idx))] = self.load(sc, off)
+                # (With one key the maximum is read at the key's index.)
+                self.memo[(mx.id, tuple(idx))] = self.memo[(mx.id, at_row)]
                 v = self.emit(e, idx)
                 self.store(sc, off, v)
                 a = self.op(f"load {at}, ptr {total}", "a")
