@@ -67,9 +67,15 @@ _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
 # block has (beyond it the panels of K and V are reused enough).
 _L2_SHARE = 2
 _MAX_BLOCK_ROWS = 256
-# When TTI reports no L2 cache (targets without getCacheSize): the scores
-# of a block sized for this many bytes.
+# When TTI reports no cache sizes (targets without getCacheSize): blocks
+# sized for these.
 _UNKNOWN_L2_BYTES = 1 << 18
+_UNKNOWN_L1_BYTES = 1 << 15
+# The online form: keys per block, the share of L1 its scores may take, and
+# the fewest rows of a one-pass block below which the online form is used.
+_ONLINE_KEYS = 64
+_L1_SHARE = 2
+_MIN_ROWS = 64
 
 
 @dataclass
@@ -359,17 +365,12 @@ def _path_ids(top: Node, bottom: set[int]) -> set[int]:
     return out
 
 
-def query_block(length: object, keys: object, dt: DType, target: TargetInfo) -> int:
-    """The query rows of a block: as many as keep the block's ``rows x
-    keys`` scores within a share of the L2 cache (TTI's size), a multiple of
-    the matmul's register tile rows, at most ``_MAX_BLOCK_ROWS`` and no more
-    than the (static) query length needs; a divisor of it where one as
-    large as half of that exists (every block then has the same, static,
-    number of rows)."""
-    mr = _matmul_tiling(dt, 2, target)[1]
-    l2 = target.l2_bytes or _UNKNOWN_L2_BYTES
-    row = (keys if isinstance(keys, int) else 1024) * dt.itemsize
-    rows = max(mr, min(_MAX_BLOCK_ROWS, l2 // _L2_SHARE // max(row, 1)) // mr * mr)
+def _rows_for(budget: int, row_bytes: int, length: object, mr: int) -> int:
+    """Query rows whose ``row_bytes`` each fit in ``budget`` bytes: a
+    multiple of ``mr`` (at least ``mr``, at most ``_MAX_BLOCK_ROWS``), no
+    more than a static ``length`` needs, a divisor of it where one at least
+    half as large exists (every block then has the same static rows)."""
+    rows = max(mr, min(_MAX_BLOCK_ROWS, budget // max(row_bytes, 1)) // mr * mr)
     if isinstance(length, int) and length > 0:
         rows = min(rows, -(-length // mr) * mr)
         for cand in range(rows, max(mr, rows // 2) - 1, -mr):
@@ -378,10 +379,57 @@ def query_block(length: object, keys: object, dt: DType, target: TargetInfo) -> 
     return rows
 
 
+def query_block(length: object, keys: object, dt: DType, target: TargetInfo) -> int:
+    """The query rows of a block of the one-pass form: as many as keep the
+    block's ``rows x keys`` scores within a share of the L2 cache (TTI's
+    size, :attr:`TargetInfo.l2_bytes`; a symbolic ``keys`` is taken as
+    1024), a multiple of the matmul's register tile rows."""
+    mr = _matmul_tiling(dt, 2, target)[1]
+    l2 = target.l2_bytes or _UNKNOWN_L2_BYTES
+    row = (keys if isinstance(keys, int) else 1024) * dt.itemsize
+    return _rows_for(l2 // _L2_SHARE, row, length, mr)
+
+
+def online_blocks(length: object, keys: object, dt: DType, target: TargetInfo
+                  ) -> tuple[int, int]:
+    """(query rows, keys) of a block of the online form: ``_ONLINE_KEYS``
+    keys (fewer when there are fewer, a multiple of the register tile's
+    columns), and as many rows as keep the block's scores within a share of
+    the L1 data cache (:attr:`TargetInfo.l1d_bytes`)."""
+    vw, mr, _ = _matmul_tiling(dt, 2, target)
+    nr = 2 * vw
+    kb = _ONLINE_KEYS if not isinstance(keys, int) else \
+        min(_ONLINE_KEYS, -(-max(keys, 1) // nr) * nr)
+    l1 = target.l1d_bytes or _UNKNOWN_L1_BYTES
+    return _rows_for(l1 // _L1_SHARE, kb * dt.itemsize, length, mr), kb
+
+
+def attention_form(plan: AttentionPlan, target: TargetInfo) -> str:
+    """``"rows"`` (one pass over the keys per query block) or ``"online"``
+    (key blocks with a running maximum): ``$LLVMACCEL_ATTENTION_FORM`` when
+    set, else the online form where the one-pass block would have fewer
+    than ``_MIN_ROWS`` rows (long key sequences: its K panels would be
+    packed for too few rows) and K and V are stored along the keys."""
+    want = os.environ.get("LLVMACCEL_ATTENTION_FORM", "").lower()
+    _, (_, tk), _ = matmul_operands(plan.scores, target)
+    _, (_, tv), _ = matmul_operands(plan.out, target)
+    able = tk and not tv
+    if want in ("rows", "online"):
+        return want if able or want == "rows" else "rows"
+    x = plan.x
+    if able and query_block(x.shape[-2], x.shape[-1], x.dtype, target) < _MIN_ROWS:
+        return "online"
+    return "rows"
+
+
 def plan_reason(plan: AttentionPlan, target: TargetInfo) -> str:
     """The text recorded for a fused attention."""
-    bq = query_block(plan.x.shape[-2], plan.x.shape[-1], plan.x.dtype, target)
-    return f"{bq}-row query blocks"
+    x = plan.x
+    if attention_form(plan, target) == "online":
+        bq, kb = online_blocks(x.shape[-2], x.shape[-1], x.dtype, target)
+        return f"online softmax, {bq}-row query blocks x {kb}-key blocks"
+    bq = query_block(x.shape[-2], x.shape[-1], x.dtype, target)
+    return f"one pass, {bq}-row query blocks"
 
 
 class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
@@ -389,7 +437,15 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
 
     def emit_attention(self, plan: AttentionPlan, out: Buffer) -> None:
         """The fused loop nest of ``plan``, writing ``out`` (the product by
-        V's buffer)."""
+        V's buffer), in the form :func:`attention_form` picks."""
+        if attention_form(plan, self.target) == "online":
+            self.emit_attention_online(plan, out)
+        else:
+            self.emit_attention_rows(plan, out)
+
+    def emit_attention_rows(self, plan: AttentionPlan, out: Buffer) -> None:
+        """One pass over the keys per block of query rows, the block's
+        scores in a scratch buffer (see the module docstring)."""
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
         (src_q, _), (src_k, tk), _ = matmul_operands(scores, self.target)
@@ -406,9 +462,10 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         sc = self.scratch((self.par_cap, rows_max, keys), dt)
         sc = parallel.thread_row(self, sc, (rows_max, keys))
         acc_dt = DType.f64 if dt is DType.f32 else dt
-        den = self.stack_array("att.den", rows_max, acc_dt)
-        flags = self.stack_array("att.flag", rows_max, DType.i8) if plan.cond is not None \
-            else None
+        den = Buffer("temp", (rows_max,), acc_dt, self.stack_array("att.den", rows_max, acc_dt))
+        flags = Buffer("temp", (rows_max,), DType.bool,
+                       self.stack_array("att.flag", rows_max, DType.bool)) \
+            if plan.cond is not None else None
         nqb = self.op(f"udiv i64 {self.iadd(dl, str(rows_max - 1))}, {rows_max}", "i")
         nb = self.dim(shape_numel(batch))
         total = self.op(f"mul nsw i64 {nb}, {nqb}", "i")
@@ -441,24 +498,185 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             mm2.ob = batch_off(v_in, self.imul(ds, dw))
             mm2.oc = oc
             self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
-            zero = _const(0, dt)
-            with self.loop(rows, hint="an") as r:
-                d = self.op(f"load {acc_dt.llvm}, ptr {self.elem_ptr(den, acc_dt, r)}", "a")
-                d = self.convert(d, acc_dt, dt)
-                flag = None
-                if flags is not None:
-                    f = self.op(f"load i8, ptr {self.elem_ptr(flags, DType.i8, r)}", "a")
-                    flag = self.op(f"icmp ne i8 {f}, 0", "c")
-                row = self.iadd(oc, self.imul(r, dw))
-                with self.loop(dw, hint="ad") as c:
-                    off = self.iadd(row, c)
-                    v = self.op(f"fdiv {dt.llvm} {self.load(out, off)}, {d}")
-                    if flag is not None:
-                        a, b = (zero, v) if plan.zero_if else (v, zero)
-                        v = self.op(f"select i1 {flag}, {dt.llvm} {a}, {dt.llvm} {b}")
-                    self.store(out, off, v)
+            self.att_normalize(plan, out, den, flags, [], rows, oc, dw, xb, i0)
 
-    def att_softmax(self, plan: AttentionPlan, sc: Buffer, den: str, flags: str | None,
+    def att_normalize(self, plan: AttentionPlan, out: Buffer, den: Buffer,
+                      flags: Buffer | None, reds: list[tuple[Node, Buffer]], rows: str,
+                      oc: str, dw: str, xb: list[str], i0: str) -> None:
+        """``out[oc + r * D + c] /= den[r]`` for the block's rows, and rows
+        whose condition holds (``plan.cond``: from ``flags``, or computed
+        from the row reductions' values in ``reds``) set to 0."""
+        dt = out.dtype
+        zero = _const(0, dt)
+        with self.loop(rows, hint="an") as r:
+            d = self.convert(self.load(den, r), den.dtype, dt)
+            flag = None
+            if flags is not None:
+                flag = self.load(flags, r)
+            elif plan.cond is not None:
+                at_row = tuple(xb + [self.iadd(i0, r), "0"])
+                for red, buf in reds:
+                    self.memo[(red.id, at_row)] = self.load(buf, r)
+                flag = self.emit(plan.cond, list(at_row))
+            row = self.iadd(oc, self.imul(r, dw))
+            with self.loop(dw, hint="ad") as c:
+                off = self.iadd(row, c)
+                v = self.op(f"fdiv {dt.llvm} {self.load(out, off)}, {d}")
+                if flag is not None:
+                    a, b = (zero, v) if plan.zero_if else (v, zero)
+                    v = self.op(f"select i1 {flag}, {dt.llvm} {a}, {dt.llvm} {b}")
+                self.store(out, off, v)
+
+    def emit_attention_online(self, plan: AttentionPlan, out: Buffer) -> None:
+        """The online-softmax (flash attention) form: for each block of
+        query rows, the keys in blocks of ``BK``; each key block's scores,
+        their running row maximum ``m`` and sum ``l``, and the output block
+        rescaled by ``exp(m_old - m_new)`` before the block's
+        ``P @ V[keys]`` is added::
+
+            O[rows] = 0; m = -inf; l = 0
+            for k0 in [0, S) step BK:
+              sc = Q[rows] @ K[k0:k0+BK]^T; x = f(sc)
+              m' = max(m, max_j x); a = exp(m - m'); p = exp(x - m')
+              l = l * a + sum_j p; O[rows] = O[rows] * a + p @ V[k0:k0+BK]
+            O[rows] /= l
+        """
+        o, scores, x = plan.out, plan.scores, plan.x
+        dt = o.dtype
+        t = dt.llvm
+        (src_q, _), (src_k, _), _ = matmul_operands(scores, self.target)
+        (_, _), (src_v, _), _ = matmul_operands(o, self.target)
+        bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
+        assert bq_ is not None and bk is not None and bv is not None
+        length, keys = x.shape[-2], x.shape[-1]
+        depth, width = scores.inputs[0].shape[-1], o.shape[-1]
+        batch = tuple(scores.shape[:-2])
+        rows_max, kb_max = online_blocks(length, keys, dt, self.target)
+        static_rows = isinstance(length, int) and length % rows_max == 0
+        static_cols = isinstance(keys, int) and keys % kb_max == 0
+        dl, ds, dd, dw = (self.dim(d) for d in (length, keys, depth, width))
+        sc = parallel.thread_row(self, self.scratch((self.par_cap, rows_max, kb_max), dt),
+                                 (rows_max, kb_max))
+        pv = parallel.thread_row(self, self.scratch((self.par_cap, rows_max, width), dt),
+                                 (rows_max, width))
+        acc_dt = DType.f64 if dt is DType.f32 else dt
+
+        def array(role: str, adt: DType) -> Buffer:
+            return Buffer("temp", (rows_max,), adt, self.stack_array(role, rows_max, adt))
+
+        m_run, l_run, alpha = array("att.m", dt), array("att.l", acc_dt), array("att.a", dt)
+        reds = [(red, array("att.r", red.dtype)) for red in plan.row_reductions]
+        nqb = self.op(f"udiv i64 {self.iadd(dl, str(rows_max - 1))}, {rows_max}", "i")
+        nkb = self.op(f"udiv i64 {self.iadd(ds, str(kb_max - 1))}, {kb_max}", "i")
+        total = self.op(f"mul nsw i64 {self.dim(shape_numel(batch))}, {nqb}", "i")
+        zero = _const(0, dt)
+        ninf = _reduce_identity("max", dt)
+        begin, end = self.par_range(total, shape_numel(x.shape))
+        with self.loop(end, start=begin, hint="att") as tt:
+            bt = self.op(f"udiv i64 {tt}, {nqb}", "i")
+            i0 = self.imul(self.op(f"urem i64 {tt}, {nqb}", "i"), str(rows_max))
+            rows = str(rows_max) if static_rows else self.imin(
+                str(rows_max), self.op(f"sub nsw i64 {dl}, {i0}", "i"))
+            bidx = self.delinearize(bt, batch) if batch else []
+            xb = self.delinearize(bt, tuple(x.shape[:-2])) if x.rank > 2 else []
+
+            def batch_off(node: Node, per: str) -> str:
+                b = self.bcast_idx_shape(node.shape[:-2], batch, bidx)
+                return self.imul(self.linear(b, node.shape[:-2]), per)
+
+            oc = self.iadd(self.imul(bt, self.imul(dl, dw)), self.imul(i0, dw))
+            with self.loop(rows, hint="az") as r:
+                self.store(m_run, r, ninf)
+                self.store(l_run, r, _const(0, acc_dt))
+                for red, buf in reds:
+                    self.store(buf, r, _reduce_identity(red.attrs["fn"], red.dtype))
+                row = self.iadd(oc, self.imul(r, dw))
+                with self.loop(dw, hint="az") as c:
+                    self.store(out, self.iadd(row, c), zero)
+            with self.loop(nkb, hint="akb") as kb:
+                k0 = self.imul(kb, str(kb_max))
+                cols = str(kb_max) if static_cols else self.imin(
+                    str(kb_max), self.op(f"sub nsw i64 {ds}, {k0}", "i"))
+                # The key block's scores: Q[b, rows, :] @ K[b, k0:k0+cols, :]^T.
+                mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, kb_max, dd, False, True)
+                mm.dn = cols
+                mm.oa = self.iadd(batch_off(scores.inputs[0], self.imul(dl, dd)),
+                                  self.imul(i0, dd))
+                mm.ob = self.iadd(batch_off(scores.inputs[1], self.imul(dd, ds)),
+                                  self.imul(k0, dd))
+                self.mm_dot(mm) if dot else self.mm_panels(mm)
+                with self.loop(rows, hint="ar") as r:
+                    base = self.imul(r, cols)
+                    idx_row = xb + [self.iadd(i0, r)]
+                    at_row = tuple(idx_row + ["0"])
+                    m_old = self.load(m_run, r)
+                    best = self.alloca(t)
+                    self.line(f"store {t} {m_old}, ptr {best}")
+                    accs = []
+                    for red, buf in reds:
+                        acc = self.alloca(red.dtype.llvm)
+                        self.line(f"store {red.dtype.llvm} {self.load(buf, r)}, ptr {acc}")
+                        accs.append((red, buf, acc))
+                    with self.loop(cols, hint="aj") as j:
+                        off = self.iadd(base, j)
+                        idx = idx_row + [self.iadd(k0, j)]
+                        self.memo[(plan.score_view.id, tuple(idx))] = self.load(sc, off)
+                        v = self.emit(x, idx)
+                        if x is not plan.score_view:
+                            self.store(sc, off, v)
+                        a = self.op(f"load {t}, ptr {best}", "a")
+                        self.line(f"store {t} {self.combine('max', dt, a, v)}, ptr {best}")
+                        for red, _, acc in accs:
+                            w = self.emit(red.inputs[0], idx)
+                            rt = red.dtype.llvm
+                            a = self.op(f"load {rt}, ptr {acc}", "a")
+                            self.line(f"store {rt} {self.combine(red.attrs['fn'], red.dtype, a, w)}"
+                                      f", ptr {acc}")
+                    for red, buf, acc in accs:
+                        self.store(buf, r, self.op(f"load {red.dtype.llvm}, ptr {acc}", "a"))
+                    m_new = self.op(f"load {t}, ptr {best}", "a")
+                    self.store(m_run, r, m_new)
+                    # Rows with no key yet: exponents from 0 (exp(-inf) = 0, no NaN).
+                    none = self.op(f"fcmp oeq {t} {m_new}, {ninf}", "c")
+                    m_safe = self.op(f"select i1 {none}, {t} {zero}, {t} {m_new}")
+                    a_row = self.unary("exp", dt, self.op(f"fsub {t} {m_old}, {m_safe}"))
+                    self.store(alpha, r, a_row)
+                    self.memo[(plan.mx.id, at_row)] = m_safe
+                    total_ = self.alloca(acc_dt.llvm)
+                    self.line(f"store {acc_dt.llvm} {_const(0, acc_dt)}, ptr {total_}")
+                    with self.loop(cols, hint="aj") as j:
+                        off = self.iadd(base, j)
+                        idx = idx_row + [self.iadd(k0, j)]
+                        self.memo[(x.id, tuple(idx))] = self.load(sc, off)
+                        self.memo[(plan.mx.id, tuple(idx))] = m_safe
+                        v = self.emit(plan.e, idx)
+                        self.store(sc, off, v)
+                        a = self.op(f"load {acc_dt.llvm}, ptr {total_}", "a")
+                        w = self.convert(v, dt, acc_dt)
+                        self.line(f"store {acc_dt.llvm} "
+                                  f"{self.combine('sum', acc_dt, a, w, reassoc=True)}, "
+                                  f"ptr {total_}")
+                    lsum = self.op(f"load {acc_dt.llvm}, ptr {total_}", "a")
+                    l_old = self.load(l_run, r)
+                    scaled = self.op(f"fmul {acc_dt.llvm} {l_old}, "
+                                     f"{self.convert(a_row, dt, acc_dt)}")
+                    self.store(l_run, r, self.op(f"fadd {acc_dt.llvm} {scaled}, {lsum}"))
+                # This key block's P @ V[k0:k0+cols, :], added to the rescaled output.
+                mm2, dot2 = self.mm_plan(sc, bv, pv, dt, rows, width, cols, False, False)
+                mm2.ob = self.iadd(batch_off(o.inputs[1], self.imul(ds, dw)), self.imul(k0, dw))
+                self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
+                with self.loop(rows, hint="au") as r:
+                    a_row = self.load(alpha, r)
+                    row = self.iadd(oc, self.imul(r, dw))
+                    prow = self.imul(r, dw)
+                    with self.loop(dw, hint="au") as c:
+                        off = self.iadd(row, c)
+                        acc = self.op(f"fmul {t} {self.load(out, off)}, {a_row}")
+                        self.store(out, off, self.op(
+                            f"fadd {t} {acc}, {self.load(pv, self.iadd(prow, c))}"))
+            self.att_normalize(plan, out, l_run, None, reds, rows, oc, dw, xb, i0)
+
+    def att_softmax(self, plan: AttentionPlan, sc: Buffer, den: Buffer, flags: Buffer | None,
                     rows: str, ds: str, i0: str, xb: list[str], acc_dt: DType) -> None:
         """Each row ``r`` of the block ``sc`` (the scores of query ``i0 + r``)
         replaced by ``exp(x - max x)`` of the graph's softmax operand ``x``,
@@ -501,9 +719,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 for red, acc in reds:
                     self.memo[(red.id, at_row)] = self.op(f"load {red.dtype.llvm}, ptr {acc}",
                                                           "a")
-                c = self.emit(plan.cond, list(at_row))
-                self.line(f"store i8 {self.op(f'zext i1 {c} to i8', 'b')}, "
-                          f"ptr {self.elem_ptr(flags, DType.i8, r)}")
+                self.store(flags, r, self.emit(plan.cond, list(at_row)))
             total = self.alloca(at)
             self.line(f"store {at} {_const(0, acc_dt)}, ptr {total}")
             with self.loop(ds, hint="aj") as j:
@@ -519,15 +735,11 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 self.line(f"store {at} {self.combine('sum', acc_dt, a, w, reassoc=True)}, "
                           f"ptr {total}")
             s = self.op(f"load {at}, ptr {total}", "a")
-            self.line(f"store {at} {s}, ptr {self.elem_ptr(den, acc_dt, r)}")
+            self.store(den, r, s)
 
     def stack_array(self, role: str, count: int, dt: DType) -> str:
         """A stack array of ``count`` elements of ``dt`` in the entry block."""
         name = self.fresh(role.replace(".", "_"))
-        self.allocas.append(f"  {name} = alloca [{count} x {dt.llvm}], align 64")
+        self.allocas.append(f"  {name} = alloca [{count} x {dt.mem}], align 64")
         return name
-
-    def elem_ptr(self, base: str, dt: DType, i: str) -> str:
-        """The address of element ``i`` of the array at ``base``."""
-        return self.op(f"getelementptr inbounds {dt.llvm}, ptr {base}, i64 {i}", "p")
 
