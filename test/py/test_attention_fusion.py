@@ -29,6 +29,13 @@ def _fresh():
     blas.set_num_threads(None)
 
 
+@pytest.fixture(params=["rows", "online"])
+def form(request, monkeypatch):
+    """Each fused form: one pass over the keys, or online softmax."""
+    monkeypatch.setenv("LLVMACCEL_ATTENTION_FORM", request.param)
+    return request.param
+
+
 def _run(fn, *args, dynamic: bool = False):
     """``fn(*args)`` compiled with llvmaccel, and the kernels it compiled."""
     c = torch.compile(fn, backend="llvmaccel", dynamic=dynamic)
@@ -61,17 +68,23 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_sdpa_matches_eager(shape):
+def test_sdpa_matches_eager(shape, form):
     q, k, v = _qkv(*shape)
     fn = F.scaled_dot_product_attention
     out, kernels = _run(fn, q, k, v)
     torch.testing.assert_close(out, fn(q, k, v), rtol=1e-5, atol=1e-5)
     assert _choices(kernels) == ["fused"]
+    # The decomposition's sqrt(scale) factors of q and k are taken out of
+    # the operands (no scaled copies of them), the scores multiplied instead.
+    (graph,) = [g.graph for g in compiler._cache.values()]  # noqa: SLF001
+    (plan,) = find_attention(graph, host())[0].values()
+    assert plan.scale == pytest.approx(1 / math.sqrt(shape[-1]), rel=1e-6)
+    assert plan.q_operand[0].op == plan.k_operand[0].op == "input"
 
 
 @pytest.mark.parametrize("shape", [(2, 2, 40, 40, 16), (1, 3, 24, 56, 64), (1, 1, 96, 64, 80)],
                          ids=lambda s: "x".join(map(str, s)))
-def test_causal(shape):
+def test_causal(shape, form):
     q, k, v = _qkv(*shape)
 
     def fn(q, k, v):
@@ -83,7 +96,7 @@ def test_causal(shape):
 
 
 @pytest.mark.parametrize("kind", ["float", "bool", "float_bh", "bool_rows"])
-def test_masks(kind):
+def test_masks(kind, form):
     b, h, lq, s, d = 2, 3, 20, 36, 16
     q, k, v = _qkv(b, h, lq, s, d)
     g = torch.Generator().manual_seed(1)
@@ -116,7 +129,7 @@ def test_scale_argument():
     assert _choices(kernels) == ["fused"]
 
 
-def test_explicit_pattern_and_3d():
+def test_explicit_pattern_and_3d(form):
     """softmax(q @ k^T / sqrt(d)) @ v written out, on 4-D and on 3-D tensors."""
     def fn(q, k, v):
         return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), -1) @ v
@@ -231,7 +244,7 @@ def test_switched_off(monkeypatch):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_parallel_equals_serial(causal, monkeypatch):
+def test_parallel_equals_serial(causal, form, monkeypatch):
     """Two threads (on one CPU too: the kernel is generated for two, the
     pool runs them time-shared) give the serial kernel's bits."""
     if parallel.max_threads() < 2:

@@ -49,6 +49,7 @@ place (Q stored transposed).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..graph import DType, Graph, Node, SymExpr, dim_eval, dim_str, shape_numel
@@ -56,7 +57,7 @@ from ..target import TargetInfo
 from . import parallel
 from .common import Buffer, _const
 from .elementwise import ElementwiseEmitter, _reduce_identity
-from .matmul import MatmulEmitter, _matmul_tiling, matmul_operands
+from .matmul import MatmulEmitter, _matmul_source, _matmul_tiling, matmul_operands
 
 __all__ = ["AttentionPlan", "AttentionEmitter", "enabled", "find_attention", "query_block"]
 
@@ -105,6 +106,14 @@ class AttentionPlan:
     cond: Node | None = None
     zero_if: bool = True
     row_reductions: list[Node] = field(default_factory=list)
+    # Where the scores' matmul reads Q and K: (source node, read transposed,
+    # the node whose leading dims index the batch). A scalar factor of an
+    # operand (the decomposition's q * sqrt(scale), k^T * sqrt(scale)) is
+    # taken out: the operand is read unscaled and the scores multiplied by
+    # ``scale`` (the operands then need no buffers of their own).
+    q_operand: tuple[Node, bool, Node] | None = None
+    k_operand: tuple[Node, bool, Node] | None = None
+    scale: float = 1.0
 
 
 def enabled() -> bool:
@@ -282,12 +291,22 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
         return "the softmax's operand is not elementwise in the scores"
     if score_view.id in _path_ids(e, {x.id, mx.id}):
         return "the exponent reads the scores besides through the softmax's operand"
-    (_, ta), (_, _), dot2 = matmul_operands(scores, target)
+    (sq, ta), (sk, tb), dot2 = matmul_operands(scores, target)
     (pa, ta2), (vb, _), dot2b = matmul_operands(o, target)
     if ta or ta2 or dot2 or dot2b:
         return "Q or the probabilities are read transposed or as bf16"
     inner = {scores.id, *(v.id for v in s_views), *x_path, x.id, mx.id, *e_path, e.id,
              den.id, p.id, *(v.id for v in p_views)}
+    operands, scale = [], 1.0
+    for operand, (src, tr) in zip(scores.inputs, ((sq, ta), (sk, tb)), strict=True):
+        peeled = _unscaled(operand, scores, users)
+        if peeled is not None and not (operand is scores.inputs[0] and peeled[1][1]):
+            factor, (src, tr), node, ids = peeled
+            scale *= factor
+            inner |= ids
+            operands.append((src, tr, node))
+        else:
+            operands.append((src, tr, operand))
     inner |= {n.id for n in graph.nodes if n.op == "broadcast" and n.inputs and
               n.inputs[0].id == den.id}
     cond, zero_if, reductions = None, True, []
@@ -322,7 +341,35 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
             return "the attention weights or scores are read by another op"
     return AttentionPlan(out=o, scores=scores, score_view=score_view, x=x, mx=mx, e=e, den=den,
                          p=p, inner=inner, cond=cond, zero_if=zero_if,
-                         row_reductions=reductions)
+                         row_reductions=reductions, q_operand=operands[0],
+                         k_operand=operands[1], scale=scale)
+
+
+def _unscaled(operand: Node, scores: Node, users: dict[int, list[Node]]
+              ) -> tuple[float, tuple[Node, bool], Node, set[int]] | None:
+    """``(s, (source, transposed), x, ids)`` when the matmul operand
+    ``operand`` is ``x * s`` (maybe reshaped in its batch dims) for a scalar
+    ``s`` and an ``x`` read in place from a graph input or constant
+    (``source``), the product used by the scores' matmul alone (``ids``:
+    the product and its reshapes, which need no buffer then)."""
+    import numpy as np
+
+    z, chain = _through_reshapes(operand)
+    if not (z.op == "binary" and z.attrs["fn"] == "mul"):
+        return None
+    a, b = z.inputs
+    if b.op != "scalar":
+        a, b = b, a
+    if b.op != "scalar" or a.op == "scalar" or a.dtype is not z.dtype:
+        return None
+    src, tr = _matmul_source(a)
+    if src.op not in ("input", "constant") or tuple(a.shape) != tuple(z.shape):
+        return None
+    path = [z, *reversed(chain)]  # each used only by the next, the last by the matmul
+    for n, nxt in zip(path, [*path[1:], scores], strict=True):
+        if [u.id for u in users[n.id]] != [nxt.id]:
+            return None
+    return float(np.float32(b.attrs["value"])), (src, tr), a, {n.id for n in path}
 
 
 def _is_zero(x: Node) -> bool:
@@ -408,16 +455,20 @@ def attention_form(plan: AttentionPlan, target: TargetInfo) -> str:
     """``"rows"`` (one pass over the keys per query block) or ``"online"``
     (key blocks with a running maximum): ``$LLVMACCEL_ATTENTION_FORM`` when
     set, else the online form where the one-pass block would have fewer
-    than ``_MIN_ROWS`` rows (long key sequences: its K panels would be
-    packed for too few rows) and K and V are stored along the keys."""
+    than ``_MIN_ROWS`` rows (or than the queries need; long key sequences:
+    its K panels would be packed for too few rows) and K and V are stored
+    along the keys."""
     want = os.environ.get("LLVMACCEL_ATTENTION_FORM", "").lower()
-    _, (_, tk), _ = matmul_operands(plan.scores, target)
+    tk = plan.k_operand[1] if plan.k_operand is not None else False
     _, (_, tv), _ = matmul_operands(plan.out, target)
     able = tk and not tv
     if want in ("rows", "online"):
         return want if able or want == "rows" else "rows"
     x = plan.x
-    if able and query_block(x.shape[-2], x.shape[-1], x.dtype, target) < _MIN_ROWS:
+    length = x.shape[-2]
+    mr = _matmul_tiling(x.dtype, 2, target)[1]
+    least = min(_MIN_ROWS, -(-length // mr) * mr) if isinstance(length, int) else _MIN_ROWS
+    if able and query_block(length, x.shape[-1], x.dtype, target) < least:
         return "online"
     return "rows"
 
@@ -448,7 +499,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         scores in a scratch buffer (see the module docstring)."""
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
-        (src_q, _), (src_k, tk), _ = matmul_operands(scores, self.target)
+        assert plan.q_operand is not None and plan.k_operand is not None
+        (src_q, _, q_in), (src_k, tk, k_in) = plan.q_operand, plan.k_operand
         (_, _), (src_v, tv), _ = matmul_operands(o, self.target)
         bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
         assert bq_ is not None and bk is not None and bv is not None
@@ -477,12 +529,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             rows = str(rows_max) if static_rows else self.imin(
                 str(rows_max), self.op(f"sub nsw i64 {dl}, {i0}", "i"))
             bidx = self.delinearize(bt, batch) if batch else []
-            q_in, k_in = scores.inputs
             v_in = o.inputs[1]
-
-            def batch_off(node: Node, per: str) -> str:
-                b = self.bcast_idx_shape(node.shape[:-2], batch, bidx)
-                return self.imul(self.linear(b, node.shape[:-2]), per)
+            batch_off = self.att_batch_offset(batch, bt, bidx)
 
             # The block's scores: Q[b, i0:i0+rows, :] @ K[b]^T.
             mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, keys, dd, False, tk)
@@ -499,6 +547,27 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             mm2.oc = oc
             self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
             self.att_normalize(plan, out, den, flags, [], rows, oc, dw, xb, i0)
+
+    def att_batch_offset(self, batch: tuple, bt: str, bidx: list[str]
+                         ) -> Callable[[Node, str], str]:
+        """The element offset, at batch index ``bt`` (``bidx`` in the
+        scores' batch dims ``batch``), of an operand node's matrix of ``per``
+        elements: its batch dims broadcast to ``batch``, or of as many
+        elements (a reshape of them: the same linear index)."""
+        def offset(node: Node, per: str) -> str:
+            lead = tuple(node.shape[:-2])
+            if len(lead) != len(batch) and _same(shape_numel(lead), shape_numel(batch)):
+                return self.imul(bt, per)
+            b = self.bcast_idx_shape(lead, batch, bidx)
+            return self.imul(self.linear(b, lead), per)
+        return offset
+
+    def att_score(self, plan: AttentionPlan, sc: Buffer, off: str) -> str:
+        """The score at ``off`` of the block (times the operands' factors)."""
+        v = self.load(sc, off)
+        if plan.scale != 1.0:
+            v = self.op(f"fmul {sc.dtype.llvm} {v}, {_const(plan.scale, sc.dtype)}")
+        return v
 
     def att_normalize(self, plan: AttentionPlan, out: Buffer, den: Buffer,
                       flags: Buffer | None, reds: list[tuple[Node, Buffer]], rows: str,
@@ -544,7 +613,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
         t = dt.llvm
-        (src_q, _), (src_k, _), _ = matmul_operands(scores, self.target)
+        assert plan.q_operand is not None and plan.k_operand is not None
+        (src_q, _, q_in), (src_k, _, k_in) = plan.q_operand, plan.k_operand
         (_, _), (src_v, _), _ = matmul_operands(o, self.target)
         bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
         assert bq_ is not None and bk is not None and bv is not None
@@ -579,10 +649,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 str(rows_max), self.op(f"sub nsw i64 {dl}, {i0}", "i"))
             bidx = self.delinearize(bt, batch) if batch else []
             xb = self.delinearize(bt, tuple(x.shape[:-2])) if x.rank > 2 else []
-
-            def batch_off(node: Node, per: str) -> str:
-                b = self.bcast_idx_shape(node.shape[:-2], batch, bidx)
-                return self.imul(self.linear(b, node.shape[:-2]), per)
+            batch_off = self.att_batch_offset(batch, bt, bidx)
 
             oc = self.iadd(self.imul(bt, self.imul(dl, dw)), self.imul(i0, dw))
             with self.loop(rows, hint="az") as r:
@@ -600,10 +667,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 # The key block's scores: Q[b, rows, :] @ K[b, k0:k0+cols, :]^T.
                 mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, kb_max, dd, False, True)
                 mm.dn = cols
-                mm.oa = self.iadd(batch_off(scores.inputs[0], self.imul(dl, dd)),
-                                  self.imul(i0, dd))
-                mm.ob = self.iadd(batch_off(scores.inputs[1], self.imul(dd, ds)),
-                                  self.imul(k0, dd))
+                mm.oa = self.iadd(batch_off(q_in, self.imul(dl, dd)), self.imul(i0, dd))
+                mm.ob = self.iadd(batch_off(k_in, self.imul(dd, ds)), self.imul(k0, dd))
                 self.mm_dot(mm) if dot else self.mm_panels(mm)
                 with self.loop(rows, hint="ar") as r:
                     base = self.imul(r, cols)
@@ -620,9 +685,9 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                     with self.loop(cols, hint="aj") as j:
                         off = self.iadd(base, j)
                         idx = idx_row + [self.iadd(k0, j)]
-                        self.memo[(plan.score_view.id, tuple(idx))] = self.load(sc, off)
+                        self.memo[(plan.score_view.id, tuple(idx))] = self.att_score(plan, sc, off)
                         v = self.emit(x, idx)
-                        if x is not plan.score_view:
+                        if x is not plan.score_view or plan.scale != 1.0:
                             self.store(sc, off, v)
                         a = self.op(f"load {t}, ptr {best}", "a")
                         self.line(f"store {t} {self.combine('max', dt, a, v)}, ptr {best}")
@@ -701,9 +766,9 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             with self.loop(ds, hint="aj") as j:
                 off = self.iadd(base, j)
                 idx = idx_row + [j]
-                self.memo[(plan.score_view.id, tuple(idx))] = self.load(sc, off)
+                self.memo[(plan.score_view.id, tuple(idx))] = self.att_score(plan, sc, off)
                 v = self.emit(x, idx)
-                if x is not plan.score_view:
+                if x is not plan.score_view or plan.scale != 1.0:
                     self.store(sc, off, v)
                 a = self.op(f"load {t}, ptr {best}", "a")
                 self.line(f"store {t} {self.combine('max', dt, a, v)}, ptr {best}")
