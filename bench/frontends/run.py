@@ -22,7 +22,9 @@ XLA flags ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``)
 ``--threads N`` gives PyTorch N threads, and llvmaccel's BLAS calls follow
 ``torch.get_num_threads()`` (its generated loops run on the calling thread).
 Each model's results name the kernel every matmul of the llvmaccel variant
-got (``matmul_kernels``: ``blas``, ``own``, ``runtime``). In
+got (``matmul_kernels``: ``blas``, ``own``, ``runtime``) and whether its
+attentions were fused (``attention``: ``fused``, ``unfused``;
+llvmaccel.codegen.attention). In
 each round every variant runs once, interleaved, the order rotated by one
 variant per round (a fixed order measurably favoured some positions); per
 variant the median over the rounds is reported. Outputs are checked against eager
@@ -54,6 +56,7 @@ Usage::
 
     .venv/bin/python bench/frontends/run.py            # full run (~10-15 min)
     .venv/bin/python bench/frontends/run.py --models ops --threads 2
+    .venv/bin/python bench/frontends/run.py --models ops --ops op_sdpa --out /tmp/x
     .venv/bin/python bench/frontends/run.py --quick    # tiny sizes, seconds;
                                                        # writes bench/work/frontends-quick
 """

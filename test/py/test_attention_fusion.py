@@ -286,3 +286,25 @@ def test_transformer_block_fuses():
     with torch.no_grad():
         torch.testing.assert_close(out, block(x), rtol=1e-5, atol=1e-5)
     assert _choices(kernels) == ["fused"]
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 16, 24, 8), (1, 2, 70, 33, 64)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_jax_einsum_attention(shape):
+    """JAX's form (reductions without keepdim, reshaped back; the row max
+    through maximum(-inf, max)) through llvmaccel.jax.jit."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    import llvmaccel.jax as lj
+
+    jnp = jax.numpy
+
+    def fn(q, k, v):
+        s = jnp.einsum("bhld,bhsd->bhls", q, k) * 0.25
+        return jnp.einsum("bhls,bhsd->bhld", jax.nn.softmax(s, -1), v)
+
+    q, k, v = (t.numpy() for t in _qkv(*shape))
+    out = np.asarray(lj.jit(fn)(q, k, v))
+    np.testing.assert_allclose(out, np.asarray(fn(q, k, v)), rtol=1e-5, atol=1e-5)
+    assert _choices(g.kernel for g in compiler._cache.values()) == ["fused"]  # noqa: SLF001

@@ -53,6 +53,12 @@ Stages inside :func:`generate`:
    function, its temporaries allocated here, once), ``sort`` sorts rows
    (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
 
+A softmax of a matmul's scores by a second matmul (attention: PyTorch's
+decomposed ``scaled_dot_product_attention``, the explicit ``softmax(q @
+k^T * scale) @ v``) is one loop nest over blocks of query rows that writes
+only the output (:mod:`.attention`; ``Kernel.attention`` records each
+choice).
+
 Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
 (:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). An f32
 matmul of casts of bf16 values reads the bf16 values on targets with a bf16

@@ -1,15 +1,18 @@
 """Fused attention: ``softmax(f(Q @ K^T)) @ V`` without the score matrix.
 
 ``scaled_dot_product_attention`` reaches the graph decomposed (the torch
-frontend's ATen decompositions; ``jax.nn.dot_product_attention`` and hand
-written attention alike): a matmul of the scores, elementwise ops on them
-(the scale, an additive or boolean mask, a causal mask built from iotas),
-a softmax along the last axis (max, ``exp(x - max)``, sum, division) and a
-matmul by V. Unfused, that is a matmul writing the ``[L, S]`` scores of every
-batch index and head to memory, a row group reading them back, and a matmul
-reading the probabilities once more. :func:`find_attention` recognizes the
-pattern in the graph; :meth:`AttentionEmitter.emit_attention` emits one loop
-nest for it that writes only the output::
+frontend's ATen decompositions), as does attention written out: a matmul of
+the scores, elementwise ops on them (the scale, an additive or boolean mask,
+a causal mask built from iotas), a softmax along the last axis (max,
+``exp(x - max)``, sum, division; the decomposition's ``where`` that zeroes
+rows whose every key is masked out) and a matmul by V. Unfused, that is a
+matmul writing the ``[L, S]`` scores of every batch index and head to
+memory, a row group reading them back, and a matmul reading the
+probabilities once more. :func:`find_attention` recognizes the pattern in
+the graph; :meth:`AttentionEmitter.emit_attention` emits one loop nest for
+it that writes only the output, in one of two forms (:func:`attention_form`).
+
+The one-pass form (``"rows"``)::
 
     for t in [0, batch * ceil(L / BQ)):       # (batch index, query block)
       rows = min(BQ, L - i0)                  # i0 = (t % blocks) * BQ
@@ -22,15 +25,24 @@ nest for it that writes only the output::
       O[b, i0+r, :] /= den[r]
 
 The block's scores ``sc`` (a temporary of ``BQ x S`` per thread) stay in
-the L2 cache (:func:`query_block`: from the cache size LLVM's TTI gives,
-:class:`llvmaccel.target.TargetInfo`) between the three stages. Both
-products are the matmul emitter's register-tiled kernel
-(:meth:`MatmulEmitter.mm_panels`, or :meth:`MatmulEmitter.mm_dot` for a
-tiny S or D). The elementwise stages are the graph's nodes emitted by the
-elemental emitter with the scores (and then ``x`` and the row maximum)
-taken from the block (``memo``), so the scale and masks are whatever the
-graph says. The probabilities are normalized after the product by V (a
-division of the ``L x D`` output, not of the ``L x S`` probabilities).
+the L2 cache between the three stages (:func:`query_block`: from the cache
+size LLVM's TTI reports, :class:`llvmaccel.target.TargetInfo`). For long key
+sequences, where such a block would have few rows (and the packed panels of
+K and V would serve few rows), the online-softmax (flash attention) form
+(``"online"``, :meth:`AttentionEmitter.emit_attention_online`) takes the keys
+in blocks whose scores stay in L1, with a running maximum and sum per row
+and the output block rescaled as the maximum grows. Both products are the
+matmul emitter's register-tiled kernel (:meth:`MatmulEmitter.mm_panels`,
+or :meth:`MatmulEmitter.mm_dot` for a tiny S or D, tiled by
+:meth:`MatmulEmitter.mm_plan`). The elementwise stages are the graph's
+nodes emitted by the elemental emitter with the scores (and then ``x`` and
+the row maximum) taken from the block (``memo``), so the scale and masks are
+whatever the graph says. The probabilities are normalized after the product
+by V (a division of the ``L x D`` output, not of the ``L x S``
+probabilities). Scalar factors of Q and K read from the graph's inputs (the
+decomposition's ``q * sqrt(scale)`` and ``k^T * sqrt(scale)``) are taken out
+of the operands: Q and K are read in place and the scores multiplied by the
+product of the factors.
 
 In a parallel kernel (:mod:`.parallel`) the outer loop is split between the
 threads by (batch index, query block): every block is computed by one thread
@@ -38,12 +50,13 @@ with the operations of the serial kernel, so results are bit-identical for
 every thread count.
 
 Declined (the unfused path, recorded in :attr:`Kernel.attention` with the
-reason): ``LLVMACCEL_FUSED_ATTENTION=off``, operands other than f32 or f64
-(the half types' matmuls round their scores to f16/bf16 before the
-softmax, which the fused form would not),
-attention weights used elsewhere (returned, or read by another op), a
-softmax along another axis, and operands the block kernel cannot read in
-place (Q stored transposed).
+reason): ``LLVMACCEL_FUSED_ATTENTION=off``; softmaxes of half-precision
+scores (the explicit pattern on f16/bf16 tensors, whose matmuls round the
+scores and the probabilities to the half type; PyTorch's sdpa decomposition
+computes in f32 and is fused); operands other than f32 or f64; attention
+weights or scores used elsewhere (returned, or read by another op); a row
+condition other than a function of row reductions of the softmax's operand;
+Q or the probabilities read transposed.
 """
 
 from __future__ import annotations
@@ -111,6 +124,8 @@ class AttentionPlan:
     # operand (the decomposition's q * sqrt(scale), k^T * sqrt(scale)) is
     # taken out: the operand is read unscaled and the scores multiplied by
     # ``scale`` (the operands then need no buffers of their own).
+    # Row values between the exponent and the maximum (see _row_chain).
+    row_nodes: list[Node] = field(default_factory=list)
     q_operand: tuple[Node, bool, Node] | None = None
     k_operand: tuple[Node, bool, Node] | None = None
     scale: float = 1.0
@@ -167,8 +182,17 @@ def _path(top: Node, bottom: set[int]) -> set[int] | None:
 
 
 def _last_axis_reduce(n: Node, fn: str) -> bool:
-    return n.op == "reduce" and n.attrs["fn"] == fn and n.attrs["keepdim"] and \
+    """A reduction ``fn`` over the last axis (keepdim or not: JAX's
+    reductions drop the axis, a reshape puts it back)."""
+    return n.op == "reduce" and n.attrs["fn"] == fn and \
         tuple(n.attrs["axes"]) == (n.inputs[0].rank - 1,)
+
+
+def _row_shape(n: Node, x: Node) -> bool:
+    """Whether ``n`` holds one value per row of ``x`` (its shape without
+    the last dim, or with a last dim of 1)."""
+    rows = tuple(x.shape[:-1])
+    return tuple(n.shape) in (rows, rows + (1,))
 
 
 def _same(a: object, b: object) -> bool:
@@ -216,10 +240,14 @@ def find_attention(graph: Graph, target: TargetInfo
         if not (p.op == "binary" and p.attrs["fn"] == "div"):
             continue
         e, den = p.inputs
-        if den.op == "broadcast":
+        den_views = []
+        while den.op in ("broadcast", "reshape") and den.inputs[0].rank >= 1 and \
+                _row_shape(den.inputs[0], e):
+            den_views.append(den)
             den = den.inputs[0]
         if not (_last_axis_reduce(den, "sum") and den.inputs[0] is e):
             continue
+        p_views += den_views
         # A softmax feeds this matmul: from here on every refusal is recorded.
         plan = _match(graph, target, o, p, p_views, e, den, half, users, outputs, select)
         if not enabled():
@@ -250,7 +278,7 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
         seen.add(n.id)
         if _last_axis_reduce(n, "max"):
             maxes.append(n)
-        elif n.op in _ELEMENTWISE or n.op == "broadcast":
+        elif n.op in _ELEMENTWISE or n.op in ("broadcast", "reshape"):
             stack.extend(n.inputs)
     if len(maxes) != 1:
         return "no single row maximum in the softmax"
@@ -258,6 +286,12 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
     x = mx.inputs[0]
     if tuple(x.shape) != tuple(e.shape) or x.rank < 2:
         return "softmax operand and exponent differ in shape"
+    # The row values the exponent reads: the maximum, maybe through
+    # elementwise ops of scalars and reshapes (JAX: maximum(-inf, max)
+    # reshaped to [..., L, 1]).
+    row_nodes = _row_chain(e, x, mx)
+    if row_nodes is None:
+        return "the exponent reads row values other than of the row maximum"
     # The scores: a matmul (maybe reshaped) that x is an elementwise function of.
     found: list[Node] = []
     stack, seen = [x], set()
@@ -286,16 +320,17 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
     if not (_same(nb, shape_numel(x.shape[:-2])) and _same(nb, shape_numel(o.shape[:-2]))):
         return "batch dims of scores and output differ"
     x_path = _path(x, {score_view.id})
-    e_path = _path(e, {x.id, mx.id})
+    row_ids = {n.id for n in row_nodes} | {mx.id}
+    e_path = _path(e, {x.id} | row_ids)
     if x_path is None or e_path is None:
         return "the softmax's operand is not elementwise in the scores"
-    if score_view.id in _path_ids(e, {x.id, mx.id}):
+    if score_view.id in _path_ids(e, {x.id} | row_ids):
         return "the exponent reads the scores besides through the softmax's operand"
     (sq, ta), (sk, tb), dot2 = matmul_operands(scores, target)
     (pa, ta2), (vb, _), dot2b = matmul_operands(o, target)
     if ta or ta2 or dot2 or dot2b:
         return "Q or the probabilities are read transposed or as bf16"
-    inner = {scores.id, *(v.id for v in s_views), *x_path, x.id, mx.id, *e_path, e.id,
+    inner = {scores.id, *(v.id for v in s_views), *x_path, x.id, *row_ids, *e_path, e.id,
              den.id, p.id, *(v.id for v in p_views)}
     operands, scale = [], 1.0
     for operand, (src, tr) in zip(scores.inputs, ((sq, ta), (sk, tb)), strict=True):
@@ -341,8 +376,37 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
             return "the attention weights or scores are read by another op"
     return AttentionPlan(out=o, scores=scores, score_view=score_view, x=x, mx=mx, e=e, den=den,
                          p=p, inner=inner, cond=cond, zero_if=zero_if,
-                         row_reductions=reductions, q_operand=operands[0],
+                         row_reductions=reductions, row_nodes=row_nodes,
+                         q_operand=operands[0],
                          k_operand=operands[1], scale=scale)
+
+
+def _row_chain(e: Node, x: Node, mx: Node) -> list[Node] | None:
+    """The nodes between the exponent ``e`` and the row maximum ``mx`` that
+    hold a value per row (elementwise ops of it and scalars, reshapes and
+    broadcasts of one row value), in graph order; None when the exponent
+    reads a row value that is not a function of the maximum alone."""
+    out: dict[int, Node] = {}
+    stack, seen = [e], {x.id, mx.id}
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n is not e and _row_shape(n, x) and n.op != "scalar" and \
+                x.id not in _path_ids(n, {mx.id}):
+            if n.op not in _ELEMENTWISE and n.op not in ("reshape", "broadcast"):
+                return None
+            if any(i is not mx and i.op != "scalar" and not _row_shape(i, x)
+                   for i in n.inputs):
+                return None
+            out[n.id] = n
+        if n.op in _ELEMENTWISE or n.op in ("reshape", "broadcast"):
+            stack.extend(n.inputs)
+    for n in out.values():  # every row node's operands: row nodes, mx, scalars
+        if any(i.id not in out and i is not mx and i.op != "scalar" for i in n.inputs):
+            return None
+    return sorted(out.values(), key=lambda n: n.id)
 
 
 def _unscaled(operand: Node, scores: Node, users: dict[int, list[Node]]
@@ -548,6 +612,31 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
             self.att_normalize(plan, out, den, flags, [], rows, oc, dw, xb, i0)
 
+    def att_row_values(self, plan: AttentionPlan, m: str, idx_row: list[str]
+                       ) -> list[tuple[Node, str]]:
+        """The row maximum ``m`` and the row values computed from it
+        (``plan.row_nodes``), each put in ``memo`` at its row's index."""
+        vals = {plan.mx.id: m}
+        for n in plan.row_nodes:
+            if n.op in ("reshape", "broadcast"):
+                vals[n.id] = vals[n.inputs[0].id]
+            else:
+                vals[n.id] = self.compute(n, [vals[i.id] if i.id in vals else
+                                              _const(i.attrs["value"], i.dtype)
+                                              for i in n.inputs])
+        out = [(n, vals[n.id]) for n in (plan.mx, *plan.row_nodes)]
+        for n, v in out:
+            at = idx_row + ["0"] if n.rank == len(idx_row) + 1 else idx_row
+            self.memo[(n.id, tuple(at))] = v
+        return out
+
+    def att_row_at(self, row_vals: list[tuple[Node, str]], idx: list[str]) -> None:
+        """The row values also at the key index ``idx`` (with one key, a
+        value of the keepdim shape is read there)."""
+        for n, v in row_vals:
+            if n.rank == len(idx):
+                self.memo[(n.id, tuple(idx))] = v
+
     def att_batch_offset(self, batch: tuple, bt: str, bidx: list[str]
                          ) -> Callable[[Node, str], str]:
         """The element offset, at batch index ``bt`` (``bidx`` in the
@@ -673,7 +762,6 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 with self.loop(rows, hint="ar") as r:
                     base = self.imul(r, cols)
                     idx_row = xb + [self.iadd(i0, r)]
-                    at_row = tuple(idx_row + ["0"])
                     m_old = self.load(m_run, r)
                     best = self.alloca(t)
                     self.line(f"store {t} {m_old}, ptr {best}")
@@ -706,14 +794,14 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                     m_safe = self.op(f"select i1 {none}, {t} {zero}, {t} {m_new}")
                     a_row = self.unary("exp", dt, self.op(f"fsub {t} {m_old}, {m_safe}"))
                     self.store(alpha, r, a_row)
-                    self.memo[(plan.mx.id, at_row)] = m_safe
+                    row_vals = self.att_row_values(plan, m_safe, idx_row)
                     total_ = self.alloca(acc_dt.llvm)
                     self.line(f"store {acc_dt.llvm} {_const(0, acc_dt)}, ptr {total_}")
                     with self.loop(cols, hint="aj") as j:
                         off = self.iadd(base, j)
                         idx = idx_row + [self.iadd(k0, j)]
                         self.memo[(x.id, tuple(idx))] = self.load(sc, off)
-                        self.memo[(plan.mx.id, tuple(idx))] = m_safe
+                        self.att_row_at(row_vals, idx)
                         v = self.emit(plan.e, idx)
                         self.store(sc, off, v)
                         a = self.op(f"load {acc_dt.llvm}, ptr {total_}", "a")
@@ -748,7 +836,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         its sum stored at ``den[r]`` and its row condition (``plan.cond``) at
         ``flags[r]``: the graph's nodes emitted with the scores, then ``x``
         and the maximum, read from the block."""
-        x, mx, e = plan.x, plan.mx, plan.e
+        x, e = plan.x, plan.e
         dt = x.dtype
         t = dt.llvm
         at = acc_dt.llvm
@@ -779,7 +867,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                     self.line(f"store {rt} {self.combine(red.attrs['fn'], red.dtype, a, w)}, "
                               f"ptr {acc}")
             at_row = tuple(idx_row + ["0"])
-            self.memo[(mx.id, at_row)] = self.op(f"load {t}, ptr {best}", "a")
+            row_vals = self.att_row_values(plan, self.op(f"load {t}, ptr {best}", "a"), idx_row)
             if flags is not None and plan.cond is not None:
                 for red, acc in reds:
                     self.memo[(red.id, at_row)] = self.op(f"load {red.dtype.llvm}, ptr {acc}",
@@ -792,7 +880,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 idx = idx_row + [j]
                 self.memo[(x.id, tuple(idx))] = self.load(sc, off)
                 # (With one key the maximum is read at the key's index.)
-                self.memo[(mx.id, tuple(idx))] = self.memo[(mx.id, at_row)]
+                self.att_row_at(row_vals, idx)
                 v = self.emit(e, idx)
                 self.store(sc, off, v)
                 a = self.op(f"load {at}, ptr {total}", "a")
