@@ -550,6 +550,10 @@ Status hostInfo(HostInfo &Out) {
       unsigned(
           WideTTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
               .getFixedValue()));
+  if (auto L1 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L1D))
+    Out.L1DBytes = *L1;
+  if (auto L2 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L2D))
+    Out.L2DBytes = *L2;
   return Status();
 }
 

@@ -98,6 +98,9 @@ struct HostInfo {
   /// width on a function that prefers 512-bit vectors (x86's widest; other
   /// targets ignore the attribute). 512 with AVX-512, whatever the tuning.
   unsigned WidestVectorBits = 0;
+  /// Data cache sizes in bytes, as TTI::getCacheSize reports them (0 where
+  /// the target says nothing).
+  unsigned L1DBytes = 0, L2DBytes = 0;
 };
 Status hostInfo(HostInfo &Out);
 /// Whether \p VectorLibrary ("libmvec") has a vector variant of the scalar

@@ -274,6 +274,8 @@ PYBIND11_MODULE(_core, m) {
     D["vector_bits"] = Info.VectorBits;
     D["vector_registers"] = Info.VectorRegisters;
     D["widest_vector_bits"] = Info.WidestVectorBits;
+    D["l1d_bytes"] = Info.L1DBytes;
+    D["l2_bytes"] = Info.L2DBytes;
     return D;
   });
   m.def("vector_library_has", &vectorLibraryHas, py::arg("vector_library"),

@@ -22,7 +22,9 @@ XLA flags ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``)
 ``--threads N`` gives PyTorch N threads, and llvmaccel's BLAS calls follow
 ``torch.get_num_threads()`` (its generated loops run on the calling thread).
 Each model's results name the kernel every matmul of the llvmaccel variant
-got (``matmul_kernels``: ``blas``, ``own``, ``runtime``). In
+got (``matmul_kernels``: ``blas``, ``own``, ``runtime``) and whether its
+attentions were fused (``attention``: ``fused``, ``unfused``;
+llvmaccel.codegen.attention). In
 each round every variant runs once, interleaved, the order rotated by one
 variant per round (a fixed order measurably favoured some positions); per
 variant the median over the rounds is reported. Outputs are checked against eager
@@ -54,6 +56,7 @@ Usage::
 
     .venv/bin/python bench/frontends/run.py            # full run (~10-15 min)
     .venv/bin/python bench/frontends/run.py --models ops --threads 2
+    .venv/bin/python bench/frontends/run.py --models ops --ops op_sdpa --out /tmp/x
     .venv/bin/python bench/frontends/run.py --quick    # tiny sizes, seconds;
                                                        # writes bench/work/frontends-quick
 """
@@ -348,10 +351,13 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             worker.close()
         ex = lt.explain(model, *pool[0])
     matmuls: dict[str, int] = {}
+    attention: dict[str, int] = {}
     for key, c in list(compiler._cache.items()):  # noqa: SLF001
         if key not in seen and key[5] == "all":  # the llvmaccel variant's kernels
             for _, kernel, _ in c.kernel.matmuls:
                 matmuls[kernel] = matmuls.get(kernel, 0) + 1
+            for _, kind, _ in c.kernel.attention:
+                attention[kind] = attention.get(kind, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
     return {
@@ -363,6 +369,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "fully_compiled": ex.fully_compiled,
         "passes_fired": ex.passes_fired(),
         "matmul_kernels": matmuls,
+        "attention": attention,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
@@ -458,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
                          "bench/results, or bench/work/frontends-quick with --quick)")
     ap.add_argument("--models", default="dlrm,emb,mlp,block,ops,rope",
                     help="comma-separated: dlrm, emb, mlp, block, ops, rope")
+    ap.add_argument("--ops", default=None,
+                    help="with --models ops: only these ops (comma-separated, e.g. op_sdpa)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
     ap.add_argument("--jax-worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
@@ -501,6 +510,8 @@ def main(argv: list[str] | None = None) -> int:
             rounds))
     if "ops" in models:
         for name, (model, pool) in op_models(s).items():
+            if opts.ops and name not in opts.ops.split(","):
+                continue
             results.append(bench_model(name, model, pool, rounds))
     if "rope" in models:
         b, t, hq, hk, d = ROPE_SIZES[opts.quick]
@@ -645,7 +656,10 @@ def _markdown(meta: dict, results: list[dict]) -> str:
                         if r["prefetch_remarks"] else "")
                      + ("; matmuls: " + ", ".join(f"{v} {k}" for k, v in
                                                   sorted(r["matmul_kernels"].items()))
-                        if r.get("matmul_kernels") else ""))
+                        if r.get("matmul_kernels") else "")
+                     + ("; attention: " + ", ".join(f"{v} {k}" for k, v in
+                                                    sorted(r["attention"].items()))
+                        if r.get("attention") else ""))
     return "\n".join(lines) + "\n"
 
 

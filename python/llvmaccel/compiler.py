@@ -39,7 +39,7 @@ import numpy as np
 
 from . import blas, hugepages, interop, jit, profiling, vecmath
 from ._native import core
-from .codegen import Kernel, generate, matmul_bf16
+from .codegen import Kernel, attention, generate, matmul_bf16
 from .codegen import parallel as intra_op
 from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
@@ -513,7 +513,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
            blas.mode() if blas.load() is not None else "off", blas.min_flops(), parallel,
-           matmul_bf16.enabled())
+           matmul_bf16.enabled(), attention.enabled())
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

@@ -40,6 +40,9 @@ class TargetInfo:
         vector_registers: Number of vector registers.
         tuning_vector_bits: The width LLVM's tuning for ``cpu`` uses in a
             function that asks for nothing (0: the same as ``vector_bits``).
+        l1d_bytes: The level-1 data cache, in bytes, as TTI reports it
+            (``getCacheSize``; 0 where the target says nothing).
+        l2_bytes: The level-2 cache, in bytes, likewise.
     """
 
     triple: str
@@ -48,6 +51,8 @@ class TargetInfo:
     vector_bits: int
     vector_registers: int
     tuning_vector_bits: int = 0
+    l1d_bytes: int = 0
+    l2_bytes: int = 0
 
     def function_attributes(self) -> str:
         """The IR function attributes a kernel needs for LLVM to use
@@ -75,4 +80,5 @@ def host() -> TargetInfo:
     tuning = int(info["vector_bits"])
     return TargetInfo(info["triple"], info["cpu"], frozenset(info["features"]),
                       max(tuning, int(info["widest_vector_bits"])),
-                      int(info["vector_registers"]), tuning)
+                      int(info["vector_registers"]), tuning,
+                      int(info.get("l1d_bytes", 0)), int(info.get("l2_bytes", 0)))

@@ -61,6 +61,8 @@ def test_frontends_bench_quick(tmp_path):
     assert all(len(v) == 2 for v in models["dlrm"]["all_ms"].values())
     assert (tmp_path / "frontends.md").read_text().startswith("# llvmaccel frontends")
     assert sum(models["mlp"]["matmul_kernels"].values()) == 3  # which kernel each matmul got
+    for name in ("op_sdpa", "transformer_block"):  # codegen.attention's choice
+        assert models[name]["attention"] == {"fused": 1}
 
 
 def test_frontend_models_bench_quick(tmp_path):

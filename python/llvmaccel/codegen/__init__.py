@@ -53,6 +53,12 @@ Stages inside :func:`generate`:
    function, its temporaries allocated here, once), ``sort`` sorts rows
    (:mod:`.sort`); their values are ``result`` nodes with buffers of their own.
 
+A softmax of a matmul's scores by a second matmul (attention: PyTorch's
+decomposed ``scaled_dot_product_attention``, the explicit ``softmax(q @
+k^T * scale) @ v``) is one loop nest over blocks of query rows that writes
+only the output (:mod:`.attention`; ``Kernel.attention`` records each
+choice).
+
 Matmuls of the shape classes where a tuned BLAS wins call its GEMM instead
 (:mod:`llvmaccel.blas`; ``Kernel.matmuls`` records each choice). An f32
 matmul of casts of bf16 values reads the bf16 values on targets with a bf16
@@ -72,6 +78,7 @@ from dataclasses import dataclass
 from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common, parallel
+from .attention import AttentionEmitter, find_attention
 from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
 from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter, conv_operands
@@ -88,8 +95,8 @@ __all__ = ["Kernel", "generate", "CodegenError", "_MATMUL_NR_VECTORS", "_matmul_
 
 
 
-class _Emitter(ElementwiseEmitter, ConvEmitter, MatmulEmitter, GatherEmitter, CustomEmitter,
-               ScanEmitter, ControlEmitter, SortEmitter, RowEmitter):
+class _Emitter(AttentionEmitter, ElementwiseEmitter, ConvEmitter, MatmulEmitter, GatherEmitter,
+               CustomEmitter, ScanEmitter, ControlEmitter, SortEmitter, RowEmitter):
     """Builds the body of the entry function: every kind of loop nest."""
 
 
@@ -201,7 +208,8 @@ def _kernel(graph: Graph, name: str, f: _Function, lines: list[str]) -> Kernel:
     return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=f.kinputs, constants=f.kconsts,
                   outputs=f.outputs, temps=f.temps, symbols=f.symbols, errors=e.errors,
                   output_map=f.output_map, links=sorted(set(e.links)),
-                  matmuls=e.matmul_choices, uses_blas=e.uses_blas,
+                  matmuls=e.matmul_choices, attention=e.attention_choices,
+                  uses_blas=e.uses_blas,
                   parallel=lines is not f.lines)
 
 
@@ -298,10 +306,13 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
                      symbols)
 
 
-def _materialized(graph: Graph, target: TargetInfo) -> set[int]:
+def _materialized(graph: Graph, target: TargetInfo, fused: frozenset[int] = frozenset()
+                  ) -> set[int]:
     """The nodes of ``graph`` that get their own loop nest (and a buffer) on
     ``target`` (a matmul's operands are buffers: the f32 casts of bf16
-    values, or the bf16 values, see codegen.matmul_bf16)."""
+    values, or the bf16 values, see codegen.matmul_bf16). ``fused``: nodes
+    computed inside another node's loop nest alone (a fused attention's
+    scores and softmax, see codegen.attention), never materialized."""
     eff, expanded = _uses(graph)
     must: set[int] = set()
     for n in graph.nodes:
@@ -329,7 +340,7 @@ def _materialized(graph: Graph, target: TargetInfo) -> set[int]:
             must.add(n.id)
     for o in graph.outputs:
         must.add(o.id)
-    return must
+    return must - fused
 
 
 def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
@@ -338,7 +349,13 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     temporaries come from ``e.scratch``. The kernel's own graph, and the body
     of a loop or a branch (:mod:`codegen.control`, with an emitter of its own
     over the same function) alike."""
-    must = _materialized(graph, e.target)
+    # Fused attentions (codegen.attention): the product by V's loop nest
+    # computes the scores and the softmax, which get no buffers.
+    plans, choices = find_attention(graph, e.target)
+    e.attention_plans.update(plans)
+    e.attention_choices.extend(choices)
+    fused = frozenset(nid for plan in plans.values() for nid in plan.inner)
+    must = _materialized(graph, e.target, fused)
     order: list = [n for n in graph.nodes if n.id in must and n.id not in e.buffers]
     written: dict[int, Buffer] = {}
     for o, buf in zip(graph.outputs, out_bufs, strict=True):

@@ -52,6 +52,10 @@ class Kernel:
         matmuls: (node id, kernel, reason) of every matmul: ``"blas"`` (a
             call of the tuned library, :mod:`llvmaccel.blas`), ``"own"``
             (llvmaccel's kernel) or ``"runtime"`` (both, chosen on the sizes).
+        attention: (node id of the product by V, ``"fused"`` or
+            ``"unfused"``, reason) of every matmul of a softmax by V
+            (:mod:`.attention`): one loop nest over query blocks, or the
+            matmuls and softmax of the graph as they are.
         uses_blas: The code calls the library (its threads are set before
             each call, :func:`llvmaccel.blas.sync_threads`).
         parallel: The entry chooses per call between the serial function
@@ -70,6 +74,7 @@ class Kernel:
     output_map: list[int] = field(default_factory=list)
     links: list[tuple[str, str]] = field(default_factory=list)
     matmuls: list[tuple[int, str, str]] = field(default_factory=list)
+    attention: list[tuple[int, str, str]] = field(default_factory=list)
     uses_blas: bool = False
     parallel: bool = False
 

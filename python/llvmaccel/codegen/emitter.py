@@ -59,6 +59,10 @@ class EmitterCore:
         self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
         # (node id, kernel, reason) of every matmul (llvmaccel.blas.choose).
         self.matmul_choices: list[tuple[int, str, str]] = []
+        # Fused attentions by the id of their product by V, and the choice
+        # made for every softmax @ V (codegen.attention; Kernel.attention).
+        self.attention_plans: dict[int, object] = {}
+        self.attention_choices: list[tuple[int, str, str]] = []
         self.uses_blas = False  # a call of the BLAS library was emitted
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
@@ -504,6 +508,8 @@ class EmitterCore:
     def _materialize(self, node: Node, out: Buffer) -> None:
         if node.op == "reduce":
             self.emit_reduce(node, out)
+        elif node.op == "matmul" and node.id in self.attention_plans:
+            self.emit_attention(self.attention_plans[node.id], out)
         elif node.op == "matmul":
             self.emit_matmul(node, out)
         elif node.op == "embedding_bag":

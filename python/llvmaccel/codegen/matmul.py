@@ -54,6 +54,27 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         dt = node.dtype
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
+        mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
+        choice = self.mm_choose(node, m, n, k, dot, dot2)
+        if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
+            # One call for the whole batch: the library spreads it over its
+            # threads in one parallel region (not one per batch index).
+            self.mm_blas(mm, count=shape_numel(batch))
+            return
+        with self.nest(batch) as bidx:
+            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
+                                          a.shape[:-2]), self.dim(dim_op("mul", m, k)))
+            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
+                                          b.shape[:-2]), self.dim(dim_op("mul", k, n)))
+            mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
+            self.mm_run(mm, choice, dot)
+
+    def mm_plan(self, ba: Buffer, bb: Buffer, out: Buffer, dt: DType, dm: str, n: object,
+                dk: str, ta: bool, tb: bool, dot2: str | None = None) -> tuple[_Matmul, bool]:
+        """The tiling of ``C = A @ B`` (``A`` in ``ba``, ``B`` in ``bb``, ``C``
+        in ``out``; ``dm``/``dk`` the i64 values of M and K, ``n`` the size N),
+        and whether it takes the dot-product kernel (:meth:`mm_dot`): B read
+        along k and N smaller than a vector. Offsets start at 0."""
         vw = _matmul_tiling(dt, 1, self.target)[0]
         small_n = isinstance(n, int) and n <= vw
         nrv = 1 if small_n else _MATMUL_NR_VECTORS
@@ -68,21 +89,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             kc = bf16_panel_depth(vw, nrv)
         # N == 1: B is a vector, contiguous along k whatever its layout.
         mm = _Matmul(ba=ba, bb=bb, out=out, dt=dt, vw=tile_vw, ta=ta, tb=tb or n == 1,
-                     dm=self.dim(m), dn=self.dim(n), dk=self.dim(k), nrv=nrv, mr=mr, kc=kc,
-                     dot2=dot2)
-        choice = self.mm_choose(node, m, n, k, dot, dot2)
-        if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
-            # One call for the whole batch: the library spreads it over its
-            # threads in one parallel region (not one per batch index).
-            self.mm_blas(mm, count=shape_numel(batch))
-            return
-        with self.nest(batch) as bidx:
-            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
-                                          a.shape[:-2]), self.dim(dim_op("mul", m, k)))
-            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
-                                          b.shape[:-2]), self.dim(dim_op("mul", k, n)))
-            mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
-            self.mm_run(mm, choice, dot)
+                     dm=dm, dn=self.dim(n), dk=dk, nrv=nrv, mr=mr, kc=kc, dot2=dot2)
+        return mm, dot
 
     def mm_choose(self, node: Node, m: object, n: object, k: object, dot: bool,
                   dot2: str | None) -> blas.Choice:
