@@ -31,9 +31,12 @@
 ///     nsw/nuw of an add whose wrap would make the program undefined; signed
 ///     or unsigned as the compare is), the bound is invariant in L. At
 ///     iteration k of L the index is exactly X + s*k, so the check holds for
-///     k in an interval, computed in a type twice as wide as the index and the
-///     trip count (no wrap): [kLo, kHi) is the intersection of all checks'
-///     intervals with [0, TC), TC = backedge-taken count + 1. L becomes up to
+///     k in an interval, computed in the loop's own type (the widest of the
+///     index and the trip count; each difference only where it is exact,
+///     clamped to TC): [kLo, kHi) is the intersection of all checks'
+///     intervals with [0, TC), TC = backedge-taken count + 1 (where TC may
+///     not fit, a flag set before the loop runs the guarded copy for every
+///     iteration). L becomes up to
 ///     three loops run one after the other, over [0, kLo), [kLo, kHi) and
 ///     [kHi, TC), each stopped by its own exit test (on the loop's unit
 ///     induction, or a new counter); the middle ("main") copy has the checks

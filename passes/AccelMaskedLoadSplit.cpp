@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/InstSimplifyFolder.h"
 #include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -53,6 +54,8 @@ using namespace llvm::accel::maskedload;
 STATISTIC(NumLoopsSplit, "Loops split into pre/main/post loops");
 STATISTIC(NumChecksSplit, "Range checks removed from split main loops");
 STATISTIC(NumSplitsDeclined, "Loops or checks not split");
+STATISTIC(NumAllGuarded, "Split loops whose trip count may not fit its type "
+                         "(the guarded copy runs them whole when it does not)");
 
 namespace {
 
@@ -60,9 +63,13 @@ namespace {
 // Strategy 2: index-set splitting
 //===----------------------------------------------------------------------===//
 
+/// Where a copy of the split loop starts or ends: iteration 0, the lower or
+/// upper limit of the iterations where every check holds, the trip count.
+enum class Edge { Zero, Lo, Hi, Trip };
+
 /// One copy of the split loop, run for the iterations [Start, End).
 struct Segment {
-  const SCEV *Start = nullptr, *End = nullptr;
+  Edge Start = Edge::Zero, End = Edge::Trip;
   bool Main = false;
   // Filled by the transformation.
   Value *StartV = nullptr, *EndV = nullptr, *Run = nullptr;
@@ -70,6 +77,22 @@ struct Segment {
   BasicBlock *Entry = nullptr; // the block that branches to Header
   ValueToValueMapTy *Map = nullptr;
   BasicBlock *Header = nullptr, *Latch = nullptr;
+};
+
+/// One side of the iterations where a range check holds. The iterations k of
+/// [0, TC) with `Q + k < P` (Strict) or `Q + k <= P`, P and Q compared as
+/// signed or unsigned values of the index's type, are a prefix [0, Count):
+/// the check holds for k < Count (an upper limit) or for k >= Count (a lower
+/// limit). Count lies in [0, TC] and P - Q is exact where P >= Q, so nothing
+/// needs a type wider than the index's or the trip count's.
+struct Limit {
+  const SCEV *P = nullptr, *Q = nullptr;
+  bool Strict = false, Signed = false, Upper = false;
+  /// An unsigned compare taken on signed values (those of the index that are
+  /// non-negative, where both orders agree): when Neg is negative, the check
+  /// holds for every such index (NegHolds) or for none.
+  const SCEV *Neg = nullptr;
+  bool NegHolds = false;
 };
 
 class LoopSplitter {
@@ -83,22 +106,27 @@ public:
   bool run();
 
 private:
-  /// A check of this loop's AddRec, with its k-interval.
+  /// A check of this loop's AddRec, with the limits of the iterations where
+  /// it holds (none: it holds in the whole loop).
   struct Candidate {
     RangeCheck RC;
-    const SCEV *KLo = nullptr, *KHi = nullptr; // null: unbounded
+    SmallVector<Limit, 2> Limits;
   };
   std::optional<Candidate> candidate(const RangeCheck &RC, Instruction *At);
   bool legal();
   bool noWrap(const SCEVAddRecExpr *AR, bool Signed);
+  bool unitStepExact(PHINode &Phi, bool Signed);
+  bool tripCountFits();
   bool exactByFlags(Value *V, bool Signed, unsigned Depth = 0);
   void missed(StringRef Name, const Twine &Why, Instruction *At = nullptr);
   SmallVector<BasicBlock *, 16> foldCopy(ArrayRef<BasicBlock *> Blocks,
                                          Function &F);
   void hoistInvariantLoads(BasicBlock *Header, BasicBlock *Entry,
                            ArrayRef<BasicBlock *> Blocks, Function &F);
+  Value *emitCount(IRBuilderBase &B, SCEVExpander &Exp, const Limit &Lim,
+                   Value *BTC, Value *TC);
   void transform(SmallVectorImpl<Segment> &Segs, ArrayRef<Candidate> Cands,
-                 const SCEV *TC);
+                 bool MayOverflow);
 
   Loop &L;
   LoopInfo &LI;
@@ -108,7 +136,11 @@ private:
   AAResults &AA;
   OptimizationRemarkEmitter &ORE;
   const AccelMaskedLoadOptions &Opts;
-  Type *Wide = nullptr;
+  /// The type of the split bounds: the widest of the trip count and the
+  /// checked indices.
+  IntegerType *Ty = nullptr;
+  /// Twice as wide: only for the proofs of noWrap, never computed in.
+  Type *ProofTy = nullptr;
 };
 
 void LoopSplitter::missed(StringRef Name, const Twine &Why, Instruction *At) {
@@ -174,70 +206,91 @@ LoopSplitter::candidate(const RangeCheck &RC, Instruction *At) {
            At);
     return std::nullopt;
   }
-  // The index takes exactly the values in [VLo, VHi) on the access side, in
-  // the signedness of the compare (null: unbounded).
-  unsigned Bits = RC.Index->getType()->getIntegerBitWidth();
-  unsigned WBits = Wide->getIntegerBitWidth();
-  const SCEV *B = SignedPred ? SE.getSignExtendExpr(Bound, Wide)
-                             : SE.getZeroExtendExpr(Bound, Wide);
-  const SCEV *One = SE.getOne(Wide);
-  const SCEV *VLo = nullptr, *VHi = nullptr;
-  switch (ICmpInst::getSignedPredicate(RC.Pred)) {
-  case ICmpInst::ICMP_SLT:
-    VHi = B;
-    break;
-  case ICmpInst::ICMP_SLE:
-    VHi = SE.getAddExpr(B, One);
-    break;
-  case ICmpInst::ICMP_SGT:
-    VLo = SE.getAddExpr(B, One);
-    break;
-  case ICmpInst::ICMP_SGE:
-    VLo = B;
-    break;
-  default:
-    return std::nullopt;
-  }
-  // Unsigned compares: the index as an unsigned value lies in [0, 2^Bits),
-  // or, compared as a signed value, only [0, 2^(Bits-1)) agrees.
-  if (!SignedPred) {
-    if (!VLo)
-      VLo = SE.getZero(Wide);
-    if (!VHi)
-      VHi =
-          SE.getConstant(APInt::getOneBitSet(WBits, Signed ? Bits - 1 : Bits));
-    if (Signed)
-      VLo = SE.getSMaxExpr(VLo, SE.getZero(Wide));
-  }
-  // Index = X + s*k exactly (no wrap): turn [VLo, VHi) into a k-interval.
-  const SCEV *X = Signed ? SE.getSignExtendExpr(AR->getStart(), Wide)
-                         : SE.getZeroExtendExpr(AR->getStart(), Wide);
+  // Index = X + s*k exactly for k in [0, BTC], in the order chosen; Last is
+  // its value in the last iteration.
   Candidate C;
   C.RC = RC;
-  if (Step->getAPInt().isOne()) {
-    C.KLo = VLo ? SE.getMinusSCEV(VLo, X) : nullptr;
-    C.KHi = VHi ? SE.getMinusSCEV(VHi, X) : nullptr;
+  Type *IdxTy = AR->getType();
+  const SCEV *X = AR->getStart();
+  bool Up = Step->getAPInt().isOne();
+  const SCEV *K =
+      SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(&L), IdxTy);
+  const SCEV *Last = Up ? SE.getAddExpr(X, K) : SE.getMinusSCEV(X, K);
+  // `Index Pred B` in the order chosen (Pred signed: the signed form of an
+  // unsigned compare taken on signed values).
+  auto Add = [&](ICmpInst::Predicate Pred, const SCEV *B, const SCEV *Neg,
+                 bool NegHolds) {
+    auto In = [&](ICmpInst::Predicate SP) {
+      return Signed ? SP : ICmpInst::getUnsignedPredicate(SP);
+    };
+    auto Known = [&](ICmpInst::Predicate SP, const SCEV *LHS, const SCEV *RHS) {
+      return SE.isKnownPredicate(In(SP), LHS, RHS);
+    };
+    bool Less = Pred == ICmpInst::ICMP_SLT || Pred == ICmpInst::ICMP_SLE;
+    bool StrictPred = Pred == ICmpInst::ICMP_SLT || Pred == ICmpInst::ICMP_SGT;
+    Limit Lim;
+    Lim.Signed = Signed;
+    // Stepping up, `X + k < B` holds below a limit, `X + k > B` from one on
+    // (it fails while X + k <= B); stepping down, `X - k > B` (B + k < X)
+    // holds below one, `X - k < B` from one on (it fails while B + k <= X).
+    Lim.Upper = Up == Less;
+    Lim.Strict = Lim.Upper ? StrictPred : !StrictPred;
+    Lim.P = Up ? B : X;
+    Lim.Q = Up ? X : B;
+    Lim.Neg = Neg;
+    Lim.NegHolds = NegHolds;
+    // Whether the limit bounds nothing: Count is 0 for a lower one, TC
+    // (P - Q > BTC, or >= BTC when not strict) for an upper one.
+    bool Trivial;
+    if (!Lim.Upper)
+      Trivial = Lim.Strict ? Known(ICmpInst::ICMP_SLE, Lim.P, Lim.Q)
+                           : Known(ICmpInst::ICMP_SLT, Lim.P, Lim.Q);
+    else if (Up)
+      Trivial = Lim.Strict ? Known(ICmpInst::ICMP_SGT, Lim.P, Last)
+                           : Known(ICmpInst::ICMP_SGE, Lim.P, Last);
+    else
+      Trivial = Lim.Strict ? Known(ICmpInst::ICMP_SLT, Lim.Q, Last)
+                           : Known(ICmpInst::ICMP_SLE, Lim.Q, Last);
+    if (Neg) {
+      bool IsNeg = SE.isKnownNegative(Neg);
+      bool NonNeg = SE.isKnownNonNegative(Neg);
+      Trivial = (NegHolds || NonNeg) && (Trivial || IsNeg);
+      if (NonNeg)
+        Lim.Neg = nullptr;
+    }
+    if (Trivial) {
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << describe(RC) << " in "
+                        << L.getName() << ": its "
+                        << (Lim.Upper ? "upper" : "lower")
+                        << " limit bounds nothing\n");
+      return;
+    }
+    C.Limits.push_back(Lim);
+  };
+  if (SignedPred || !Signed) {
+    Add(ICmpInst::getSignedPredicate(RC.Pred), Bound, nullptr, false);
   } else {
-    C.KLo = VHi ? SE.getAddExpr(SE.getMinusSCEV(X, VHi), One) : nullptr;
-    C.KHi = VLo ? SE.getAddExpr(SE.getMinusSCEV(X, VLo), One) : nullptr;
+    // An unsigned compare taken on signed values: only the non-negative
+    // indices agree, and a negative B is above all of them.
+    ICmpInst::Predicate SP = ICmpInst::getSignedPredicate(RC.Pred);
+    Add(ICmpInst::ICMP_SGE, SE.getZero(IdxTy), nullptr, false);
+    Add(SP, Bound, Bound,
+        /*NegHolds=*/SP == ICmpInst::ICMP_SLT || SP == ICmpInst::ICMP_SLE);
   }
-  // A lower limit that is never positive bounds nothing.
-  if (C.KLo && SE.isKnownNonPositive(C.KLo))
-    C.KLo = nullptr;
   return C;
 }
 
 /// Whether \p AR takes the values X + s*k, k in [0, BTC], without wrapping
 /// as a signed (\p Signed) or unsigned value: its flag, or its last value
-/// proven in range in the wide type.
+/// proven in range (in a type twice as wide: a proof, no code).
 bool LoopSplitter::noWrap(const SCEVAddRecExpr *AR, bool Signed) {
   if (Signed ? AR->hasNoSignedWrap() : AR->hasNoUnsignedWrap())
     return true;
   unsigned Bits = AR->getType()->getIntegerBitWidth();
-  unsigned WBits = Wide->getIntegerBitWidth();
-  const SCEV *X = Signed ? SE.getSignExtendExpr(AR->getStart(), Wide)
-                         : SE.getZeroExtendExpr(AR->getStart(), Wide);
-  const SCEV *BTC = SE.getZeroExtendExpr(SE.getBackedgeTakenCount(&L), Wide);
+  unsigned WBits = ProofTy->getIntegerBitWidth();
+  const SCEV *X = Signed ? SE.getSignExtendExpr(AR->getStart(), ProofTy)
+                         : SE.getZeroExtendExpr(AR->getStart(), ProofTy);
+  const SCEV *BTC = SE.getZeroExtendExpr(SE.getBackedgeTakenCount(&L), ProofTy);
   APInt Max = Signed ? APInt::getSignedMaxValue(Bits).sext(WBits)
                      : APInt::getMaxValue(Bits).zext(WBits);
   APInt Min = Signed ? APInt::getSignedMinValue(Bits).sext(WBits)
@@ -261,12 +314,22 @@ bool LoopSplitter::noWrap(const SCEVAddRecExpr *AR, bool Signed) {
 /// value) because its own flags say so: `add nsw A, C` with C invariant, A
 /// exact, where a wrapped (poison) V would make the program undefined (it
 /// decides a branch or an address on every path). SCEV drops such flags when
-/// it cannot prove that.
+/// it cannot prove that. A is exact by its AddRec's flag, or proven so
+/// (noWrap: `zext i8 %i to i32` of an 8-bit induction as a signed value), or
+/// an induction whose own increment is exact (unitStepExact).
 bool LoopSplitter::exactByFlags(Value *V, bool Signed, unsigned Depth) {
-  if (auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(V)))
-    if (AR->getLoop() == &L &&
-        (Signed ? AR->hasNoSignedWrap() : AR->hasNoUnsignedWrap()))
+  if (auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(V));
+      AR && AR->getLoop() == &L) {
+    if (Signed ? AR->hasNoSignedWrap() : AR->hasNoUnsignedWrap())
       return true;
+    auto *Step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+    if (Depth > 0 && AR->isAffine() && Step &&
+        (Step->getAPInt().isOne() || Step->getAPInt().isAllOnes()) &&
+        noWrap(AR, Signed))
+      return true;
+  }
+  if (auto *Phi = dyn_cast<PHINode>(V))
+    return unitStepExact(*Phi, Signed);
   auto *BO = dyn_cast<BinaryOperator>(V);
   if (!BO || Depth > 4 ||
       (BO->getOpcode() != Instruction::Add &&
@@ -284,6 +347,47 @@ bool LoopSplitter::exactByFlags(Value *V, bool Signed, unsigned Depth) {
          exactByFlags(A, Signed, Depth + 1);
 }
 
+/// Whether \p Phi, a header phi, steps by 1 (or -1) without wrapping as a
+/// signed (\p Signed) or unsigned value in every iteration, the last one
+/// included: its latch value is `add nsw %Phi, 1` (`sub nuw %Phi, 1`, ...),
+/// computed in every iteration (the latch is the only exit) and making the
+/// program undefined were it poison. All its values, from the start to the
+/// one after the last iteration, are then exact.
+bool LoopSplitter::unitStepExact(PHINode &Phi, bool Signed) {
+  if (Phi.getParent() != L.getHeader())
+    return false;
+  auto *Inc =
+      dyn_cast<BinaryOperator>(Phi.getIncomingValueForBlock(L.getLoopLatch()));
+  const APInt *C;
+  if (!Inc || Inc->getOperand(0) != &Phi ||
+      !(Inc->getOpcode() == Instruction::Add ||
+        Inc->getOpcode() == Instruction::Sub) ||
+      !PatternMatch::match(Inc->getOperand(1), PatternMatch::m_APInt(C)))
+    return false;
+  // Unsigned, adding -1 is not a step of -1.
+  if (Signed ? !Inc->hasNoSignedWrap() || !(C->isOne() || C->isAllOnes())
+             : !Inc->hasNoUnsignedWrap() || !C->isOne())
+    return false;
+  return programUndefinedIfPoison(Inc);
+}
+
+/// Whether the trip count BTC + 1 fits in the type of BTC (BTC is not all
+/// ones): by the ranges SCEV knows, or because an induction of that type
+/// steps by 1 without wrap (unitStepExact): its start and its value after
+/// the last iteration, TC apart, are in the type's range.
+bool LoopSplitter::tripCountFits() {
+  const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  for (const SCEV *E : {BTC, SE.applyLoopGuards(BTC, &L)})
+    if (!SE.getUnsignedRangeMax(E).isAllOnes())
+      return true;
+  for (PHINode &Phi : L.getHeader()->phis())
+    if (Phi.getType() == BTC->getType() &&
+        (unitStepExact(Phi, /*Signed=*/true) ||
+         unitStepExact(Phi, /*Signed=*/false)))
+      return true;
+  return false;
+}
+
 bool LoopSplitter::legal() {
   if (!L.getLoopPreheader() || !L.getLoopLatch() ||
       L.getExitingBlock() != L.getLoopLatch() || !L.getUniqueExitBlock() ||
@@ -292,8 +396,14 @@ bool LoopSplitter::legal() {
                     "at its latch");
     return false;
   }
-  if (isa<SCEVCouldNotCompute>(SE.getBackedgeTakenCount(&L))) {
-    missed("TripCount", "loop not split: its trip count cannot be computed");
+  const SCEV *BTC = SE.getBackedgeTakenCount(&L);
+  Instruction *PT = L.getLoopPreheader()->getTerminator();
+  if (isa<SCEVCouldNotCompute>(BTC) ||
+      !accel::createSCEVExpander(SE, PT->getModule()->getDataLayout(),
+                                 "accel.split")
+           ->isSafeToExpandAt(BTC, PT)) {
+    missed("TripCount", "loop not split: its trip count cannot be computed "
+                        "before the loop");
     return false;
   }
   for (BasicBlock *BB : L.blocks())
@@ -339,7 +449,8 @@ bool LoopSplitter::run() {
   for (const GuardedAccess &GA : Accesses)
     for (const RangeCheck &RC : GA.Checks)
       Bits = std::max(Bits, RC.Index->getType()->getIntegerBitWidth());
-  Wide = IntegerType::get(L.getHeader()->getContext(), 2 * Bits);
+  Ty = IntegerType::get(L.getHeader()->getContext(), Bits);
+  ProofTy = IntegerType::get(L.getHeader()->getContext(), 2 * Bits);
 
   SmallVector<Candidate, 8> Cands;
   SmallPtrSet<ICmpInst *, 8> Seen;
@@ -361,33 +472,24 @@ bool LoopSplitter::run() {
   if (Cands.empty())
     return Formed;
 
-  const SCEV *TC =
-      SE.getAddExpr(SE.getZeroExtendExpr(BTC, Wide), SE.getOne(Wide));
-  const SCEV *KLo = nullptr, *KHi = nullptr;
-  for (const Candidate &C : Cands) {
-    if (C.KLo)
-      KLo = KLo ? SE.getSMaxExpr(KLo, C.KLo) : C.KLo;
-    if (C.KHi)
-      KHi = KHi ? SE.getSMinExpr(KHi, C.KHi) : C.KHi;
-  }
-  // Clamp into [0, TC] with KLo <= KHi.
+  // The main loop runs from the largest lower limit to the smallest upper
+  // one (clamped into [0, TC] when the bounds are computed).
+  bool HasLo = false, HasHi = false;
+  for (const Candidate &C : Cands)
+    for (const Limit &Lim : C.Limits)
+      (Lim.Upper ? HasHi : HasLo) = true;
   SmallVector<Segment, 3> Segs;
-  const SCEV *Zero = SE.getZero(Wide);
-  if (KLo)
-    KLo = SE.getSMinExpr(SE.getSMaxExpr(KLo, Zero), TC);
-  const SCEV *MainStart = KLo ? KLo : Zero;
-  if (KHi)
-    KHi = SE.getSMaxExpr(SE.getSMinExpr(KHi, TC), MainStart);
-  if (KHi && SE.isKnownPredicate(ICmpInst::ICMP_SGE, KHi, TC))
-    KHi = nullptr;
-  if (KLo)
-    Segs.push_back({Zero, KLo, false});
-  Segs.push_back({MainStart, KHi ? KHi : TC, true});
-  if (KHi)
-    Segs.push_back({KHi, TC, false});
+  if (HasLo)
+    Segs.push_back({Edge::Zero, Edge::Lo, false});
+  Segs.push_back(
+      {HasLo ? Edge::Lo : Edge::Zero, HasHi ? Edge::Hi : Edge::Trip, true});
+  if (HasHi)
+    Segs.push_back({Edge::Hi, Edge::Trip, false});
   if (Segs.size() < 2)
     return Formed; // every check is implied: strategy 1's business
-
+  // TC = BTC + 1 is 2^Bits when BTC is all ones, where it does not fit: the
+  // guarded loop runs all of it then (decided before the loop).
+  bool MayOverflow = BTC->getType() == Ty && !tripCountFits();
   unsigned Size = 0;
   for (BasicBlock *BB : L.blocks())
     Size += BB->size();
@@ -399,7 +501,7 @@ bool LoopSplitter::run() {
                            Twine(Opts.MaxGrowth));
     return Formed;
   }
-  transform(Segs, Cands, TC);
+  transform(Segs, Cands, MayOverflow);
   ++NumLoopsSplit;
   NumChecksSplit += Cands.size();
   ORE.emit([&] {
@@ -411,11 +513,60 @@ bool LoopSplitter::run() {
       R << LS << describe(C.RC);
     return R;
   });
+  if (MayOverflow) {
+    ++NumAllGuarded;
+    LLVM_DEBUG(dbgs() << DEBUG_TYPE ": " << L.getName()
+                      << ": the trip count may be 2^" << Bits
+                      << ": the guarded loop runs all of it then\n");
+    ORE.emit([&] {
+      return OptimizationRemarkAnalysis(DEBUG_TYPE, "AllGuarded",
+                                        L.getStartLoc(), L.getHeader())
+             << "the trip count may be 2^" << Twine(Bits).str()
+             << " (more than its type holds): the loop runs with its checks "
+                "for all iterations when it is";
+    });
+  }
   return true;
 }
 
+/// Count (see Limit) of \p Lim, in [0, TC] when TC fits in Ty: P - Q is
+/// exact in the index's type where P is ahead of Q, and is clamped to TC (or
+/// to BTC, plus one: TC itself would not do when P - Q + 1 does not fit).
+Value *LoopSplitter::emitCount(IRBuilderBase &B, SCEVExpander &Exp,
+                               const Limit &Lim, Value *BTC, Value *TC) {
+  Instruction *PT = L.getLoopPreheader()->getTerminator();
+  Type *IdxTy = Lim.P->getType();
+  Value *P = Exp.expandCodeFor(Lim.P, IdxTy, PT);
+  Value *Q = Exp.expandCodeFor(Lim.Q, IdxTy, PT);
+  Value *Neg = Lim.Neg ? Exp.expandCodeFor(Lim.Neg, IdxTy, PT) : nullptr;
+  B.SetInsertPoint(PT);
+  ICmpInst::Predicate Pred =
+      Lim.Strict ? ICmpInst::ICMP_SGT : ICmpInst::ICMP_SGE;
+  if (!Lim.Signed)
+    Pred = ICmpInst::getUnsignedPredicate(Pred);
+  Value *Ahead = B.CreateICmp(Pred, P, Q, "accel.ahead");
+  Value *Diff = B.CreateZExt(B.CreateSub(P, Q, "accel.diff"), Ty);
+  Value *N =
+      Lim.Strict
+          ? B.CreateBinaryIntrinsic(Intrinsic::umin, Diff, TC)
+          : B.CreateAdd(B.CreateBinaryIntrinsic(Intrinsic::umin, Diff, BTC),
+                        ConstantInt::get(Ty, 1));
+  const char *Name = Lim.Upper ? "accel.hi" : "accel.lo";
+  Value *Zero = ConstantInt::get(Ty, 0);
+  Value *Count = B.CreateSelect(Ahead, N, Zero, Name);
+  if (Neg) {
+    // Where the check holds for every index (or none), an upper limit is TC
+    // (or 0), a lower one 0 (or TC).
+    Value *IsNeg =
+        B.CreateICmpSLT(Neg, ConstantInt::get(IdxTy, 0), "accel.neg");
+    Count = B.CreateSelect(IsNeg, Lim.NegHolds == Lim.Upper ? TC : Zero, Count,
+                           Name);
+  }
+  return Count;
+}
+
 void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
-                             ArrayRef<Candidate> Cands, const SCEV *TC) {
+                             ArrayRef<Candidate> Cands, bool MayOverflow) {
   BasicBlock *Preheader = L.getLoopPreheader();
   BasicBlock *Header = L.getHeader();
   BasicBlock *Latch = L.getLoopLatch();
@@ -451,23 +602,86 @@ void LoopSplitter::transform(SmallVectorImpl<Segment> &Segs,
     break;
   }
 
-  // The iteration bounds, before the loop.
+  // The iteration bounds, before the loop, in Ty: the largest lower limit
+  // and the smallest upper one (at least the lower one), each in [0, TC].
   Instruction *PT = Preheader->getTerminator();
   auto Exp = accel::createSCEVExpander(SE, F.getParent()->getDataLayout(),
                                        "accel.split");
-  IRBuilder<> B(PT);
-  for (Segment &S : Segs) {
-    Value *Start = Exp->expandCodeFor(S.Start, Wide, PT);
-    Value *End = Exp->expandCodeFor(S.End, Wide, PT);
-    B.SetInsertPoint(PT);
-    S.Run = B.CreateICmpSGT(End, Start, "accel.run");
+  IRBuilder<InstSimplifyFolder> B(Ctx, InstSimplifyFolder(F.getDataLayout()));
+  const SCEV *BTCS = SE.getNoopOrZeroExtend(SE.getBackedgeTakenCount(&L), Ty);
+  bool NeedBTC =
+      MayOverflow || any_of(Cands, [](const Candidate &C) {
+        return any_of(C.Limits, [](const Limit &Lim) { return !Lim.Strict; });
+      });
+  Value *BTC = NeedBTC ? Exp->expandCodeFor(BTCS, Ty, PT) : nullptr;
+  Value *TC = Exp->expandCodeFor(SE.getAddExpr(BTCS, SE.getOne(Ty)), Ty, PT);
+  Value *KLo = nullptr, *KHi = nullptr;
+  SmallVector<const Limit *, 8> Done;
+  for (const Candidate &C : Cands)
+    for (const Limit &Lim : C.Limits) {
+      // Two unsigned checks on signed values share `Index >= 0`.
+      if (any_of(Done, [&](const Limit *D) {
+            return D->P == Lim.P && D->Q == Lim.Q && D->Strict == Lim.Strict &&
+                   D->Signed == Lim.Signed && D->Upper == Lim.Upper &&
+                   D->Neg == Lim.Neg && D->NegHolds == Lim.NegHolds;
+          }))
+        continue;
+      Done.push_back(&Lim);
+      Value *Count = emitCount(B, *Exp, Lim, BTC, TC);
+      Value *&K = Lim.Upper ? KHi : KLo;
+      K = K ? B.CreateBinaryIntrinsic(
+                  Lim.Upper ? Intrinsic::umin : Intrinsic::umax, K, Count, {},
+                  Lim.Upper ? "accel.hi" : "accel.lo")
+            : Count;
+    }
+  B.SetInsertPoint(PT);
+  Value *Zero = ConstantInt::get(Ty, 0);
+  if (KLo && KHi)
+    KHi = B.CreateBinaryIntrinsic(Intrinsic::umax, KHi, KLo, {}, "accel.hi");
+  auto At = [&](Edge E) -> Value * {
+    switch (E) {
+    case Edge::Zero:
+      return Zero;
+    case Edge::Lo:
+      return KLo;
+    case Edge::Hi:
+      return KHi;
+    case Edge::Trip:
+      return TC;
+    }
+    llvm_unreachable("unknown edge");
+  };
+  // When TC may be 2^Bits (BTC all ones, TC then 0 in Ty and the limits
+  // meaningless), the first guarded copy runs all iterations and the others
+  // none: from 0 to 2^Bits, 0 again in Bits bits, which its exit test (k + 1
+  // == End, in Bits bits) reaches after 2^Bits iterations.
+  Value *AllGuarded =
+      MayOverflow ? B.CreateICmpEQ(BTC, ConstantInt::getAllOnesValue(Ty),
+                                   "accel.all.guarded")
+                  : nullptr;
+  unsigned Guarded = Segs.front().Main ? Segs.size() - 1 : 0;
+  for (unsigned I = 0; I < Segs.size(); ++I) {
+    Segment &S = Segs[I];
+    Value *Start = At(S.Start), *End = At(S.End);
+    S.Run = B.CreateICmpUGT(End, Start, "accel.run");
+    if (AllGuarded && I == Guarded) {
+      S.Run = B.CreateOr(AllGuarded, S.Run, "accel.run");
+      Start = B.CreateSelect(AllGuarded, Zero, Start, "accel.from");
+      if (S.End != Edge::Trip)
+        End = B.CreateSelect(AllGuarded, Zero, End, "accel.to");
+    } else if (AllGuarded) {
+      S.Run = B.CreateAnd(B.CreateNot(AllGuarded), S.Run, "accel.run");
+    }
     S.StartV = B.CreateTrunc(Start, CountTy, "accel.start");
     S.EndV = B.CreateTrunc(End, CountTy, "accel.end");
-    if (IVNext)
-      S.IVEndV = IVStart->isZero()
-                     ? S.EndV
-                     : B.CreateAdd(Exp->expandCodeFor(IVStart, CountTy, PT),
-                                   S.EndV, "accel.iv.end");
+    if (IVNext) {
+      Value *IVStartV = IVStart->isZero()
+                            ? nullptr
+                            : Exp->expandCodeFor(IVStart, CountTy, PT);
+      B.SetInsertPoint(PT);
+      S.IVEndV =
+          IVStartV ? B.CreateAdd(IVStartV, S.EndV, "accel.iv.end") : S.EndV;
+    }
   }
 
   // Clone the loop for every segment but the first.

@@ -197,32 +197,38 @@ void AccelPrefetchPass::printPipeline(
 //===----------------------------------------------------------------------===//
 
 /// The last iteration of L the look-ahead may reach in a nest of blocks:
-/// T * (BTC_O - b) + BTC, for O's iteration b, computed at twice the width
-/// of L's trip count (it cannot wrap there) and saturated to its type (the
-/// look-ahead then stops short of the nest's end, never beyond it).
+/// T * (BTC_O - b) + BTC, for O's iteration b, saturated to the type of L's
+/// trip count (the look-ahead then stops short of the nest's end, never
+/// beyond it). Computed in that type: with Left = BTC_O - b, the value fits
+/// exactly when Left <= (max - BTC) / T (T = BTC + 1, at least 1 there: T
+/// is 0 only when BTC is max, and Left * 0 + max is max) and is max
+/// otherwise. A Left beyond max (BTC_O of a wider type) saturates it too.
 Value *LoopPrefetcher::blockNestLastIteration() {
   Type *Ty = NestBlockTrips->getType();
-  const SCEV *OBTC = SE.getBackedgeTakenCount(Nest);
   unsigned Bits = Ty->getIntegerBitWidth();
-  unsigned WideBits =
-      std::max(2 * Bits, OBTC->getType()->getIntegerBitWidth() + Bits);
-  Type *Wide = IntegerType::get(Ty->getContext(), WideBits);
+  const SCEV *OBTC = SE.getBackedgeTakenCount(Nest);
+  Type *OTy = OBTC->getType();
   const SCEV *OIter =
-      SE.getAddRecExpr(SE.getZero(OBTC->getType()), SE.getOne(OBTC->getType()),
-                       Nest, SCEV::FlagNUW);
-  const SCEV *BlocksLeft =
-      SE.getZeroExtendExpr(SE.getMinusSCEV(OBTC, OIter), Wide);
+      SE.getAddRecExpr(SE.getZero(OTy), SE.getOne(OTy), Nest, SCEV::FlagNUW);
+  const SCEV *Left = SE.getMinusSCEV(OBTC, OIter);
+  const SCEV *Max = SE.getConstant(APInt::getMaxValue(Bits));
+  Left = OTy->getIntegerBitWidth() > Bits
+             ? SE.getTruncateExpr(
+                   SE.getUMinExpr(Left, SE.getZeroExtendExpr(Max, OTy)), Ty)
+             : SE.getNoopOrZeroExtend(Left, Ty);
   const SCEV *BTC = SE.getBackedgeTakenCount(&L);
-  const SCEV *Last = SE.getAddExpr(
-      SE.getMulExpr(BlocksLeft, SE.getZeroExtendExpr(NestBlockTrips, Wide)),
-      SE.getZeroExtendExpr(BTC, Wide));
-  const SCEV *Max = SE.getConstant(APInt::getMaxValue(Bits).zext(WideBits));
-  const SCEV *Clamped = SE.getTruncateExpr(SE.getUMinExpr(Last, Max), Ty);
-  Value *V = Expander->expandCodeFor(
-      Clamped, Ty, L.getLoopPreheader()->getTerminator()->getIterator());
-  if (auto *I = dyn_cast<Instruction>(V); I && !I->hasName())
-    I->setName("accel.last");
-  return V;
+  const SCEV *Room = SE.getUDivExpr(
+      SE.getMinusSCEV(Max, BTC), SE.getUMaxExpr(NestBlockTrips, SE.getOne(Ty)));
+  const SCEV *Last = SE.getAddExpr(SE.getMulExpr(Left, NestBlockTrips), BTC);
+  BasicBlock::iterator At =
+      L.getLoopPreheader()->getTerminator()->getIterator();
+  Value *LeftV = Expander->expandCodeFor(Left, Ty, At);
+  Value *RoomV = Expander->expandCodeFor(Room, Ty, At);
+  Value *LastV = Expander->expandCodeFor(Last, Ty, At);
+  IRBuilder<> B(L.getLoopPreheader()->getTerminator());
+  Value *Over = B.CreateICmpUGT(LeftV, RoomV, "accel.past.max");
+  return B.CreateSelect(Over, ConstantInt::get(Ty, APInt::getMaxValue(Bits)),
+                        LastV, "accel.last");
 }
 
 /// The last iteration of L the look-ahead may reach in a CSR nest:

@@ -34,10 +34,11 @@
 /// Nests of blocks (analyzeBlockNest): when L runs the same trip count T on
 /// every outer iteration and its index loads walk one index space in blocks
 /// of T (g = T * b + j), the look-ahead continues into the next blocks up to
-/// T * (BTC_O + 1) - 1, computed in a type twice as wide; when every outer
-/// iteration reads the same indices again (HPCC's streams advanced in
-/// place), it wraps around to iteration j + d - T of the next outer
-/// iteration. Both lift the work gate, like CSR nests.
+/// T * (BTC_O + 1) - 1, computed in the trip count's type and saturated to
+/// it (blockNestLastIteration); when every outer iteration reads the same
+/// indices again (HPCC's streams advanced in place), it wraps around to
+/// iteration j + d - T of the next outer iteration. Both lift the work gate,
+/// like CSR nests.
 ///
 /// Runtime-unrolled CSR nests: -O3 splits the walk of a tile [S, E) into a
 /// remainder loop P over [S, X) with step 1 and the loop M unrolled by U

@@ -176,3 +176,80 @@ def test_cli_check_exit_status(tmp_path):
                            capture_output=True, text=True, timeout=300)
     assert found.returncode == 1
     assert "mismatch at execute" in found.stdout and "reproduce: llvmaccel check" in found.stdout
+
+
+WINDOW_IR = """
+define void @window(ptr noalias %y, ptr noalias %x, i64 %s, i64 %n, i64 %lo, i64 %hi) {
+entry:
+  %any = icmp sgt i64 %n, 0
+  br i1 %any, label %loop, label %exit
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k.next, %latch ]
+  %j = add nsw i64 %s, %k
+  %c.lo = icmp sge i64 %j, %lo
+  %c.hi = icmp sle i64 %j, %hi
+  %ok = and i1 %c.lo, %c.hi
+  br i1 %ok, label %then, label %latch
+then:
+  %px = getelementptr inbounds float, ptr %x, i64 %k
+  %v = load float, ptr %px, align 4
+  br label %latch
+latch:
+  %r = phi float [ %v, %then ], [ 0.0, %loop ]
+  %py = getelementptr inbounds float, ptr %y, i64 %k
+  store float %r, ptr %py, align 4
+  %k.next = add nuw nsw i64 %k, 1
+  %done = icmp eq i64 %k.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+BYTE_LOOP_IR = """
+define void @bytes(ptr noalias %y, ptr noalias %x, i8 %m, i8 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i8 [ 0, %entry ], [ %i.next, %latch ]
+  %in = icmp ult i8 %i, %n
+  br i1 %in, label %then, label %latch
+then:
+  %ix = zext i8 %i to i64
+  %px = getelementptr inbounds float, ptr %x, i64 %ix
+  %v = load float, ptr %px, align 4
+  br label %latch
+latch:
+  %r = phi float [ %v, %then ], [ 0.0, %loop ]
+  %iy = zext i8 %i to i64
+  %py = getelementptr inbounds float, ptr %y, i64 %iy
+  store float %r, ptr %py, align 4
+  %i.next = add i8 %i, 1
+  %done = icmp eq i8 %i.next, %m
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+def test_masked_load_split_agrees_at_the_limits():
+    """accel-masked-load splits these loops at bounds computed in the loop's
+    own type: a window of indices ending at INT64_MAX or starting at
+    INT64_MIN, bounds at the limits; an 8-bit loop of up to 256 iterations
+    (m = 0: more than an i8 holds, all of them run with the checks)."""
+    top, bottom = 2**63 - 1, -(2**63)
+    buffers = {"x": ArgSpec(bytes=1024, elem="float"), "y": ArgSpec(bytes=1024, elem="float")}
+    window = {**buffers, "s": ArgSpec(values=(top - 40, bottom, bottom + 3, -20)),
+              "n": ArgSpec(values=(1, 2, 17, 41)),
+              "lo": ArgSpec(values=(bottom, bottom + 1, -3, 0, top - 20, top - 1, top)),
+              "hi": ArgSpec(values=(bottom, bottom + 2, -1, 5, top - 30, top - 1, top))}
+    result = check(WINDOW_IR, "window", "accel-masked-load", args=window, cases=48)
+    assert result.ok, [str(f) for f in result.findings]
+    assert result.fired.get("accel-masked-load", 0) > 0 and result.agreed == 48
+    # (i8 values as signed ones: -128 is 128, -1 is 255)
+    bytes_ = {**buffers, "m": ArgSpec(values=(0, 1, 2, -128, -1)),
+              "n": ArgSpec(values=(0, 1, 127, -128, -1))}
+    result = check(BYTE_LOOP_IR, "bytes", "accel-masked-load", args=bytes_, cases=32)
+    assert result.ok, [str(f) for f in result.findings]
+    assert result.fired.get("accel-masked-load", 0) > 0 and result.agreed == 32

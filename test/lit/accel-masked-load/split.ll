@@ -4,7 +4,7 @@
 ; of the pointer, an index stepping down, a guarded store.
 
 ; RUN: opt %loadaccel -passes=accel-masked-load -pass-remarks=accel-masked-load \
-; RUN:   -S %s 2>%t.remarks | FileCheck %s
+; RUN:   -S %s 2>%t.remarks | FileCheck %s --implicit-check-not='{{[ (<]i128}}'
 ; RUN: FileCheck %s --check-prefix=REMARK --input-file=%t.remarks
 ; The main loops vectorize afterwards (generic x86-64, no masked loads):
 ; RUN: opt %loadaccel -mtriple=x86_64-unknown-linux-gnu \
@@ -29,15 +29,29 @@
 
 ; y[i] = 0 <= i+d < n ? x[i+d] : 0, for i in [0, m).
 ; CHECK-LABEL: define void @pad_branch(
-; The iteration bounds are computed before the loop, in a type twice as wide:
+; The iteration bounds are computed before the loop, in the loop's own type:
+; the iterations before j = i + d reaches 0 (while 0 is ahead of d) and
+; before it reaches n, each clamped to the trip count m; the main loop's end
+; is at least its start.
 ; CHECK:       entry:
-; CHECK:         %accel.run = icmp sgt i128
-; CHECK:         br i1 %accel.run, label %loop, label %accel.bridge
+; CHECK-NEXT:    %accel.ahead = icmp sgt i64 0, %d
+; CHECK-NEXT:    %accel.diff = sub i64 0, %d
+; CHECK-NEXT:    %[[LO:.*]] = call i64 @llvm.umin.i64(i64 %accel.diff, i64 %m)
+; CHECK-NEXT:    %accel.lo = select i1 %accel.ahead, i64 %[[LO]], i64 0
+; CHECK-NEXT:    %[[AHEAD:.*]] = icmp sgt i64 %n, %d
+; CHECK-NEXT:    %[[DIFF:.*]] = sub i64 %n, %d
+; CHECK-NEXT:    %[[HI:.*]] = call i64 @llvm.umin.i64(i64 %[[DIFF]], i64 %m)
+; CHECK-NEXT:    %accel.hi = select i1 %[[AHEAD]], i64 %[[HI]], i64 0
+; CHECK-NEXT:    %[[MAINEND:.*]] = call i64 @llvm.umax.i64(i64 %accel.hi, i64 %accel.lo)
+; CHECK-NEXT:    %accel.run = icmp ugt i64 %accel.lo, 0
+; CHECK-NEXT:    %[[RUNMAIN:.*]] = icmp ugt i64 %[[MAINEND]], %accel.lo
+; CHECK-NEXT:    %[[RUNPOST:.*]] = icmp ugt i64 %m, %[[MAINEND]]
+; CHECK-NEXT:    br i1 %accel.run, label %loop, label %accel.bridge
 ; Each loop counts its iterations with the loop's own induction:
 ; CHECK:       loop:
 ; CHECK:         %lo = icmp sge i64 %j, 0
 ; CHECK:         %hi = icmp slt i64 %j, %n
-; CHECK:         %accel.more = icmp ne i64 %i.next, %accel.end
+; CHECK:         %accel.more = icmp ne i64 %i.next, %accel.lo
 ; CHECK-NEXT:    br i1 %accel.more, label %loop, label %accel.bridge
 ; The main loop: no check, one block.
 ; CHECK:       loop.main:
@@ -48,11 +62,16 @@
 ; CHECK-NEXT:    %py.main = getelementptr inbounds float, ptr %y, i64 %i.main
 ; CHECK-NEXT:    store float %v.main, ptr %py.main, align 4
 ; CHECK-NEXT:    %i.next.main = add nuw nsw i64 %i.main, 1
-; CHECK-NEXT:    %accel.more{{[0-9]+}} = icmp ne i64 %i.next.main, %accel.end{{[0-9]+}}
+; CHECK-NEXT:    %accel.more{{[0-9]+}} = icmp ne i64 %i.next.main, %[[MAINEND]]
 ; CHECK-NEXT:    br i1 %accel.more{{[0-9]+}}, label %loop.main, label %accel.bridge{{[0-9]+}}
 ; CHECK:       loop.post:
 ; CHECK:         %lo.post = icmp sge i64 %j.post, 0
 ; CHECK:         %hi.post = icmp slt i64 %j.post, %n
+; CHECK:         %accel.more{{[0-9]+}} = icmp ne i64 %i.next.post, %m
+; CHECK:       accel.bridge:
+; CHECK:         br i1 %[[RUNMAIN]], label %loop.main, label %accel.bridge{{[0-9]+}}
+; CHECK:       accel.bridge{{[0-9]+}}:
+; CHECK:         br i1 %[[RUNPOST]], label %loop.post, label %exit
 ; CHECK:       exit:
 ; CHECK-NEXT:    ret void
 define void @pad_branch(ptr noalias %y, ptr noalias %x, i64 %n, i64 %m, i64 %d) {

@@ -10,20 +10,27 @@
 ; inner loop's exits. Blocks that overlap neither way keep the look-ahead
 ; within the block, and a remark says why.
 
-; RUN: opt %loadaccel -passes='accel-prefetch<distance=32>' -S %s | FileCheck %s
+; RUN: opt %loadaccel -passes='accel-prefetch<distance=32>' -S %s \
+; RUN:   | FileCheck %s --implicit-check-not='{{[ (<]i128}}'
 ; RUN: opt %loadaccel -passes='accel-prefetch<distance=32>' \
 ; RUN:   -pass-remarks=accel-prefetch -pass-remarks-missed=accel-prefetch \
 ; RUN:   -disable-output %s 2>&1 | FileCheck %s --check-prefix=REMARK
 
-; The last update the look-ahead may reach: 128 * (nb - 1 - b) + 127, in
-; 128-bit arithmetic, saturated to i64.
+; The last update the look-ahead may reach: 128 * (nb - 1 - b) + 127,
+; saturated to i64, computed in i64: it fits exactly when the blocks left,
+; nb - 1 - b, are at most (2^64 - 1 - 127) / 128 = 2^57 - 1.
 ; CHECK-LABEL: define void @blocks(
+; CHECK:       block.preheader:
+; CHECK-NEXT:    %[[BTC:.*]] = add i64 %nb, -1
+; CHECK-NEXT:    %[[NB128:.*]] = shl i64 %nb, 7
+; CHECK-NEXT:    %[[END:.*]] = add i64 %[[NB128]], -1
 ; CHECK:       block:
-; CHECK:         %[[LEFT:.*]] = zext i64 %{{.*}} to i128
-; CHECK:         %[[T:.*]] = shl nuw nsw i128 %[[LEFT]], 7
-; CHECK:         %[[L:.*]] = add nuw nsw i128 %[[T]], 127
-; CHECK:         %[[U:.*]] = call i128 @llvm.umin.i128(i128 %[[L]], i128 18446744073709551615)
-; CHECK:         %accel.last = trunc i128 %[[U]] to i64
+; CHECK:         %[[MB:.*]] = mul nsw i64 %b, -1
+; CHECK-NEXT:    %[[LEFT:.*]] = add i64 %[[BTC]], %[[MB]]
+; CHECK-NEXT:    %[[B128:.*]] = mul i64 %b, -128
+; CHECK-NEXT:    %[[L:.*]] = add i64 %[[END]], %[[B128]]
+; CHECK:         %accel.past.max = icmp ugt i64 %[[LEFT]], 144115188075855871
+; CHECK-NEXT:    %accel.last = select i1 %accel.past.max, i64 -1, i64 %[[L]]
 ; CHECK:       update:
 ; CHECK:         %accel.left = sub nuw i64 %accel.last, %j
 ; CHECK:         %accel.step = call i64 @llvm.umin.i64(i64 %accel.left, i64 32)
