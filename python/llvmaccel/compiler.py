@@ -204,12 +204,18 @@ def buffer_sizes(specs: list[tuple], env: dict[str, int], what: str
     return tuple(sizes)
 
 
+#: Torch types whose contiguous CPU instances a planned call takes as they are:
+#: plain tensors and parameters (aot_autograd passes a model's parameters
+#: themselves when gradients are enabled).
+_PLAIN_TENSORS = frozenset({("torch", "Tensor"), ("torch.nn.parameter", "Parameter")})
+
+
 def _tensor_signature(inputs: tuple) -> tuple | None:
     """(dtype, shape) of every input if all are contiguous CPU torch tensors
-    (the inputs torch.compile passes), else None."""
+    or parameters (the inputs torch.compile passes), else None."""
     sig = []
     for x in inputs:
-        if type(x).__name__ != "Tensor" or type(x).__module__ != "torch" or \
+        if (type(x).__module__, type(x).__name__) not in _PLAIN_TENSORS or \
                 x.device.type != "cpu" or not x.is_contiguous() or x.is_conj() or x.is_neg():
             return None
         sig.append((x.dtype, x.shape))

@@ -278,6 +278,23 @@ def test_known_tensor_signatures_take_the_planned_call():
     assert len(c._plans) == compiler._SPARE_SHAPES
 
 
+def test_parameters_take_the_planned_call():
+    """With gradients enabled aot_autograd passes a model's nn.Parameters
+    themselves: they are plain contiguous tensors to a planned call."""
+    torch = pytest.importorskip("torch")
+    compiler.clear_memory_cache()
+    g = Graph()
+    w = g.input("w", (Sym("r"), 4), DType.f32)
+    g.set_outputs([g.binary("mul", w, g.scalar(3.0, DType.f32))])
+    c = compiler.compile_graph(g)
+    p = torch.nn.Parameter(torch.randn(5, 4))
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(c(p)[0], p * 3)
+    assert compiler._tensor_signature((p,)) is not None
+    assert len(c._plans) == 1
+
+
 def test_symbolic_buffers_state_their_extent():
     """Buffers of symbolic shapes say their size in bytes at entry (an
     llvm.assume "dereferenceable" bundle, LLVM 22 on); static ones in the
