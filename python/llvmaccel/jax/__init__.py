@@ -448,7 +448,9 @@ def _host_put() -> Callable[[np.ndarray], Any] | None:
 
 
 @functools.cache
-def _canonical(dtype: np.dtype) -> bool:
+def _canonical(dtype: np.dtype, x64: bool) -> bool:
+    """Whether JAX keeps ``dtype`` as it is (with ``jax_enable_x64`` as
+    ``x64``: the key, since the flag may change between calls)."""
     import jax
 
     return jax.dtypes.canonicalize_dtype(dtype) == dtype
@@ -461,8 +463,9 @@ def _to_jax(outs: list[np.ndarray]) -> list[Any]:
     import jax
 
     put = _host_put()
+    x64 = bool(jax.config.jax_enable_x64)
     if put is None or jax.config.jax_default_device is not None or not all(
-            type(o) is np.ndarray and _canonical(o.dtype) for o in outs):
+            type(o) is np.ndarray and _canonical(o.dtype, x64) for o in outs):
         return jax.device_put(outs)
     return [put(o) for o in outs]
 
