@@ -558,16 +558,23 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         else:
             self.emit_attention_rows(plan, out)
 
+    def attention_operands(self, plan: AttentionPlan) -> tuple:
+        """What both forms read: (Q's buffer, the node whose leading dims
+        index the batch), (K's buffer, read transposed, its batch node),
+        (V's buffer, read transposed) (see AttentionPlan.q_operand)."""
+        assert plan.q_operand is not None and plan.k_operand is not None
+        (src_q, _, q_in), (src_k, tk, k_in) = plan.q_operand, plan.k_operand
+        (_, _), (src_v, tv), _ = matmul_operands(plan.out, self.target)
+        bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
+        assert bq_ is not None and bk is not None and bv is not None
+        return (bq_, q_in), (bk, tk, k_in), (bv, tv)
+
     def emit_attention_rows(self, plan: AttentionPlan, out: Buffer) -> None:
         """One pass over the keys per block of query rows, the block's
         scores in a scratch buffer (see the module docstring)."""
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
-        assert plan.q_operand is not None and plan.k_operand is not None
-        (src_q, _, q_in), (src_k, tk, k_in) = plan.q_operand, plan.k_operand
-        (_, _), (src_v, tv), _ = matmul_operands(o, self.target)
-        bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
-        assert bq_ is not None and bk is not None and bv is not None
+        (bq_, q_in), (bk, tk, k_in), (bv, tv) = self.attention_operands(plan)
         length, keys = x.shape[-2], x.shape[-1]
         depth, width = scores.inputs[0].shape[-1], o.shape[-1]
         batch = tuple(scores.shape[:-2])
@@ -702,11 +709,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
         t = dt.llvm
-        assert plan.q_operand is not None and plan.k_operand is not None
-        (src_q, _, q_in), (src_k, _, k_in) = plan.q_operand, plan.k_operand
-        (_, _), (src_v, _), _ = matmul_operands(o, self.target)
-        bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
-        assert bq_ is not None and bk is not None and bv is not None
+        (bq_, q_in), (bk, _, k_in), (bv, _) = self.attention_operands(plan)
         length, keys = x.shape[-2], x.shape[-1]
         depth, width = scores.inputs[0].shape[-1], o.shape[-1]
         batch = tuple(scores.shape[:-2])
