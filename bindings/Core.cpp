@@ -303,6 +303,17 @@ Status makeTargetMachine(Module &M, const RunOptions &Opts,
     TM = std::move(*HostTM);
     accel::setTriple(M, TM->getTargetTriple());
     M.setDataLayout(TM->createDataLayout());
+    // Name the host CPU in every function, as clang does: passes that read
+    // the CPU's scheduling model (accel-prefetch's work gate) then see the
+    // machine TTI describes.
+    for (Function &F : M) {
+      if (F.isDeclaration())
+        continue;
+      if (!F.hasFnAttribute("target-cpu"))
+        F.addFnAttr("target-cpu", TM->getTargetCPU());
+      if (!F.hasFnAttribute("target-features"))
+        F.addFnAttr("target-features", TM->getTargetFeatureString());
+    }
     return Status();
   }
   if (!Opts.Target.empty())

@@ -184,7 +184,8 @@ void AccelPrefetchPass::printPipeline(
   if (Opts.MinStride)
     OS << "min-stride=" << *Opts.MinStride << ';';
   OS << "max-lines=" << Opts.MaxLines << ';';
-  OS << "min-work=" << Opts.MinWork << ';';
+  if (Opts.MinWork)
+    OS << "min-work=" << *Opts.MinWork << ';';
   OS << "in-flight=" << Opts.InFlight << ';';
   OS << "resident-bytes=" << Opts.ResidentBytes << ';';
   OS << (Opts.Indirect ? "" : "no-") << "indirect;";
@@ -668,7 +669,8 @@ bool LoopPrefetcher::run() {
   // Each lane of a gather is an access of its own.
   uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
   uint64_t WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
-  if (IndirectAccesses && !Nest && WorkPerAccess < Opts.MinWork) {
+  if (IndirectAccesses && !Nest && WorkPerAccess < Gate.MinWork) {
+    std::string GateWhy = Gate.Source.empty() ? "" : ": " + Gate.Source;
     for (AccessGroup *G : Chosen)
       ORE.emit([&] {
         return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
@@ -676,7 +678,7 @@ bool LoopPrefetcher::run() {
                << "[...] via " << ore::NV("Index", chainNames(*G))
                << ": the loop does " << ore::NV("Work", WorkPerAccess)
                << " units of work per indirect access (needs "
-               << ore::NV("MinWork", Opts.MinWork)
+               << ore::NV("MinWork", Gate.MinWork) << GateWhy
                << "): out-of-order execution already overlaps these misses";
       });
     for (const GatherAccess &GA : ChosenGathers)
@@ -687,7 +689,7 @@ bool LoopPrefetcher::run() {
                << ore::NV("Index", chainNames(GA.G)) << ": the loop does "
                << ore::NV("Work", WorkPerAccess)
                << " units of work per indirect access (needs "
-               << ore::NV("MinWork", Opts.MinWork)
+               << ore::NV("MinWork", Gate.MinWork) << GateWhy
                << "): out-of-order execution already overlaps these misses";
       });
     NumAccessesDeclined += Chosen.size() + ChosenGathers.size();
@@ -818,6 +820,7 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   auto &TTI = AM.getResult<TargetIRAnalysis>(F);
   auto &AA = AM.getResult<AAManager>(F);
   auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
+  WorkGate Gate = workGate(F, Opts);
 
   // The pass runs late (OptimizerLast), after SimplifyCFG may have folded
   // preheaders into their predecessors: give back a preheader (where the trip
@@ -832,7 +835,7 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   // loop analyzed later still sees only the original code.
   bool Changed = false;
   for (Loop *L : LI.getLoopsInPreorder())
-    Changed |= LoopPrefetcher(*L, LI, DT, SE, TTI, AA, ORE, Opts).run();
+    Changed |= LoopPrefetcher(*L, LI, DT, SE, TTI, AA, ORE, Opts, Gate).run();
   if (!Changed && !CFGChanged)
     return PreservedAnalyses::all();
   PreservedAnalyses PA;

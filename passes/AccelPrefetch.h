@@ -33,15 +33,19 @@ struct AccelPrefetchOptions {
   unsigned MaxLines = 8;
   /// Units of TTI cost an iteration must carry per indirect access (a group
   /// of lines reached through one index) when the look-ahead stays within
-  /// the loop. Below it the reorder buffer already spans many independent
-  /// misses (a 224-entry window over a 10-instruction gather loop holds
-  /// 20+), and prefetching gains only on tables far larger than the caches:
-  /// measured on `s += T[idx[i]]` (about 9 units per access) with
-  /// min-work=0, 1.18x over a 1 GiB table but 0.97-0.98x over a 64 KiB one,
-  /// and the pass cannot tell them apart. Embedding bags (a 4-line row per
-  /// index, 37 units at -O2) gain. CSR nests looking ahead across rows are
-  /// exempt.
-  unsigned MinWork = 16;
+  /// the loop. Below it the reorder buffer already spans as many independent
+  /// misses as the core keeps in flight (a 352-entry window over a
+  /// 10-instruction gather loop holds 35), and prefetching gains only on
+  /// tables far larger than the caches: measured on `s += T[idx[i]]` (about
+  /// 9 units per access) with min-work=0, 1.18x over a 1 GiB table but
+  /// 0.96-0.98x over a 64 KiB one, and the pass cannot tell them apart.
+  /// Embedding bags (a 4-line row per index, 37 units at -O2) gain. CSR
+  /// nests and nests of blocks looking ahead across rows are exempt. Unset,
+  /// it is the reorder buffer of the function's CPU (its scheduling model's
+  /// MicroOpBufferSize) over `in-flight`, rounded up: the work per access at
+  /// which the window spans no more misses than the core can keep in flight
+  /// (0 for an in-order core); 16 for a generic CPU or one without a model.
+  std::optional<unsigned> MinWork;
   /// Independent accesses a core keeps in flight: the L1 miss buffers of
   /// current cores (10-24). The lines of one access (an embedding row) are
   /// adjacent and count once. A longer look-ahead only queues prefetches

@@ -62,6 +62,8 @@
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/MC/MCSchedule.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -570,6 +572,60 @@ uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
     Out[BB] = *In + Here;
   }
   return std::max<uint64_t>(Out.lookup(Lp.getLoopLatch()), 1);
+}
+
+/// The `min-work` of a CPU LLVM has no scheduling model for, or of a
+/// generic CPU (`generic`, `x86-64`, `x86-64-v3`, ...): its model stands for
+/// no machine in particular (x86-64 takes Sandy Bridge's 168-entry buffer),
+/// so it says nothing of the core the code will run on.
+constexpr unsigned DefaultMinWork = 16;
+
+static bool isGenericCPU(StringRef CPU) {
+  return CPU.empty() || CPU.starts_with("generic") || CPU.starts_with("x86-64");
+}
+
+/// The reorder buffer, in micro-ops, of the CPU \p F is compiled for (its
+/// `target-cpu`), from LLVM's scheduling model: 0 for an in-order core,
+/// std::nullopt for a generic CPU or one without a model.
+static std::optional<unsigned> reorderBufferSize(const Function &F,
+                                                 StringRef CPU) {
+  if (isGenericCPU(CPU))
+    return std::nullopt;
+  Triple TT(accel::tripleString(*F.getParent()));
+  std::string Err;
+  const Target *T = accel::lookupTarget(TT, Err);
+  if (!T)
+    return std::nullopt;
+  std::unique_ptr<MCSubtargetInfo> STI = accel::createSubtargetInfo(
+      *T, TT, CPU, F.getFnAttribute("target-features").getValueAsString());
+  if (!STI || !STI->isCPUStringValid(CPU))
+    return std::nullopt;
+  const MCSchedModel &SM = STI->getSchedModel();
+  if (!SM.hasInstrSchedModel())
+    return std::nullopt;
+  return SM.isOutOfOrder() ? SM.MicroOpBufferSize : 0;
+}
+
+WorkGate llvm::accel::prefetch::workGate(const Function &F,
+                                         const AccelPrefetchOptions &Opts) {
+  if (Opts.MinWork)
+    return {*Opts.MinWork, ""};
+  StringRef CPU = F.getFnAttribute("target-cpu").getValueAsString();
+  std::optional<unsigned> ROB = reorderBufferSize(F, CPU);
+  if (!ROB)
+    return {DefaultMinWork, isGenericCPU(CPU)
+                                ? "the default for a generic CPU"
+                                : "the default for a CPU without a "
+                                  "scheduling model"};
+  unsigned MinWork = divideCeil(*ROB, Opts.InFlight);
+  LLVM_DEBUG(dbgs() << "accel-prefetch: " << CPU << ": reorder buffer " << *ROB
+                    << ", min-work " << MinWork << "\n");
+  if (!*ROB)
+    return {0, (CPU + " executes in order").str()};
+  return {MinWork,
+          ("the " + Twine(*ROB) + "-micro-op reorder buffer of " + CPU +
+           " over " + Twine(Opts.InFlight) + " accesses in flight")
+              .str()};
 }
 
 /// Iterations ahead: enough to cover the memory latency at the loop's pace,

@@ -135,15 +135,28 @@ private:
   SmallPtrSet<Instruction *, 8> Visiting;
 };
 
+/// The work gate (`min-work`) of one function and where its value comes
+/// from.
+struct WorkGate {
+  unsigned MinWork = 16;
+  /// What the value was derived from, for remarks: empty when it was given
+  /// as a parameter.
+  std::string Source;
+};
+
+/// The work gate for \p F: `min-work` when given, else derived from the
+/// reorder buffer of \p F's CPU (AccelPrefetchOptions::MinWork).
+WorkGate workGate(const Function &F, const AccelPrefetchOptions &Opts);
+
 /// Prefetches for the accesses of one loop.
 class LoopPrefetcher {
 public:
   LoopPrefetcher(Loop &L, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE,
                  const TargetTransformInfo &TTI, AAResults &AA,
                  OptimizationRemarkEmitter &ORE,
-                 const AccelPrefetchOptions &Opts)
+                 const AccelPrefetchOptions &Opts, const WorkGate &Gate)
       : L(L), LI(LI), DT(DT), SE(SE), TTI(TTI), AA(AA), ORE(ORE), Opts(Opts),
-        DL(L.getHeader()->getModule()->getDataLayout()) {}
+        Gate(Gate), DL(L.getHeader()->getModule()->getDataLayout()) {}
 
   /// Returns true if the loop was changed.
   bool run();
@@ -215,6 +228,7 @@ private:
   AAResults &AA;
   OptimizationRemarkEmitter &ORE;
   const AccelPrefetchOptions &Opts;
+  const WorkGate &Gate;
   const DataLayout &DL;
   unsigned LineSize = DefaultCacheLine;
 

@@ -25,6 +25,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/InstructionCost.h"
@@ -177,13 +178,27 @@ inline void setTriple(Module &M, const Triple &T) {
 #endif
 }
 
-/// The registered target for \p TT, or null with \p Err set (LLVM 23 takes
-/// only a Triple).
+/// The registered target for \p TT, or null with \p Err set (a Triple since
+/// LLVM 22; the text form is deprecated there).
 inline const Target *lookupTarget(const Triple &TT, std::string &Err) {
-#if LLVM_VERSION_MAJOR >= 23
+#if LLVM_VERSION_MAJOR >= 22
   return TargetRegistry::lookupTarget(TT, Err);
 #else
   return TargetRegistry::lookupTarget(TT.str(), Err);
+#endif
+}
+
+/// The subtarget of \p CPU with \p Features on \p TT (its scheduling model
+/// among other facts), or null (a Triple since LLVM 22).
+inline std::unique_ptr<MCSubtargetInfo>
+createSubtargetInfo(const Target &T, const Triple &TT, StringRef CPU,
+                    StringRef Features) {
+#if LLVM_VERSION_MAJOR >= 22
+  return std::unique_ptr<MCSubtargetInfo>(
+      T.createMCSubtargetInfo(TT, CPU, Features));
+#else
+  return std::unique_ptr<MCSubtargetInfo>(
+      T.createMCSubtargetInfo(TT.str(), CPU, Features));
 #endif
 }
 

@@ -42,7 +42,7 @@
 ; REMARK: remark: {{.*}} prefetched T[...] via ran, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK: remark: {{.*}} prefetched T[...] via ran, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK: remark: {{.*}} look-ahead stops at the loop's last iteration, not at the end of the loop nest: the index arrays are neither walked in blocks of the inner loop's trip count nor read again by each outer iteration
-; REMARK: remark: {{.*}} not prefetching T[...] via ran: the loop does {{[0-9]+}} units of work per indirect access (needs 16)
+; REMARK: remark: {{.*}} not prefetching T[...] via ran: the loop does {{[0-9]+}} units of work per indirect access (needs 16: the default for a generic CPU)
 
 define void @blocks(ptr noalias %T, i64 %mask, ptr noalias %ran, i64 %nb) {
 entry:

@@ -48,7 +48,7 @@ exit:
 }
 
 ; The tight gather s += T[B[i]]: the core already overlaps these misses.
-; REMARK: remark: {{.*}} not prefetching T[...] via B: the loop does {{[0-9]+}} units of work per indirect access (needs 16): out-of-order execution already overlaps these misses
+; REMARK: remark: {{.*}} not prefetching T[...] via B: the loop does {{[0-9]+}} units of work per indirect access (needs 16: the default for a generic CPU): out-of-order execution already overlaps these misses
 define float @tight(ptr noalias %T, ptr noalias %B, i64 %n) {
 entry:
   %guard = icmp sgt i64 %n, 0
