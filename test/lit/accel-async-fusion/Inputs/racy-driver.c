@@ -1,4 +1,6 @@
 // Runs @racy of racy.mlir a few times and waits for it.
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -26,6 +28,14 @@ void racy_rendezvous(void) {
 }
 
 int main(void) {
+  // The runtime's pool has as many workers as this thread may use CPUs
+  // (LLVM's hardware_concurrency): under `taskset -c N`, one, which runs the
+  // two tasks in turn. Allow every CPU before the runtime starts.
+  cpu_set_t All;
+  CPU_ZERO(&All);
+  for (int C = 0; C < CPU_SETSIZE; ++C)
+    CPU_SET(C, &All);
+  sched_setaffinity(0, sizeof(All), &All);
   static int32_t M[16];
   for (int R = 0; R < 3; ++R) {
     atomic_store(&Arrived, 0);
