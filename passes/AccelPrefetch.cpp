@@ -666,12 +666,21 @@ bool LoopPrefetcher::run() {
   // loop's exit, which the reorder buffer cannot (a row end is a taken
   // branch, often mispredicted): it pays off even when the work per access
   // is small.
-  // Each lane of a gather is an access of its own.
+  // Each lane of a gather is an access of its own. An access whose value
+  // decides a branch is exempt too: every misprediction of that branch
+  // discards the window that would have overlapped the next misses.
   uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
   uint64_t WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
+  SmallPtrSet<const AccessGroup *, 4> BranchExempt;
   if (IndirectAccesses && !Nest && WorkPerAccess < Gate.MinWork) {
     std::string GateWhy = Gate.Source.empty() ? "" : ": " + Gate.Source;
+    SmallVector<AccessGroup *, 4> Declined;
     for (AccessGroup *G : Chosen)
+      if (decidesBranch(*G))
+        BranchExempt.insert(G);
+      else
+        Declined.push_back(G);
+    for (AccessGroup *G : Declined)
       ORE.emit([&] {
         return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
                << "not prefetching " << ore::NV("Array", arrayName(SE, G->Base))
@@ -692,8 +701,9 @@ bool LoopPrefetcher::run() {
                << ore::NV("MinWork", Gate.MinWork) << GateWhy
                << "): out-of-order execution already overlaps these misses";
       });
-    NumAccessesDeclined += Chosen.size() + ChosenGathers.size();
-    Chosen.clear();
+    NumAccessesDeclined += Declined.size() + ChosenGathers.size();
+    llvm::erase_if(Chosen,
+                   [&](AccessGroup *G) { return !BranchExempt.contains(G); });
     ChosenGathers.clear();
     GatherLanes = 0;
   }
@@ -767,6 +777,12 @@ bool LoopPrefetcher::run() {
         R << " (for writing)";
       if (Nest)
         R << ", across the iterations of the outer loop";
+      if (BranchExempt.contains(G))
+        R << "; its value decides a branch, so the loop's "
+          << ore::NV("Work", WorkPerAccess)
+          << " units of work per indirect access (below "
+          << ore::NV("MinWork", Gate.MinWork)
+          << ") do not let out-of-order execution overlap the misses";
       return R;
     });
   }

@@ -574,6 +574,43 @@ uint64_t LoopPrefetcher::iterationCost(const Loop &Lp) const {
   return std::max<uint64_t>(Out.lookup(Lp.getLoopLatch()), 1);
 }
 
+/// Values followed from an access to the branches they decide, at most.
+constexpr unsigned MaxBranchSearch = 64;
+
+/// Whether a value \p G loads decides a conditional branch or switch of the
+/// loop (`if (T[h].key == k)`), through computations within one iteration
+/// (header phis, the values carried to the next one, are not followed).
+/// Such a branch is as unpredictable as the data: each misprediction
+/// discards the out-of-order window, and with it the misses of later
+/// iterations it would have overlapped.
+bool LoopPrefetcher::decidesBranch(const AccessGroup &G) const {
+  SmallVector<const Instruction *, 16> Worklist;
+  SmallPtrSet<const Instruction *, 32> Seen;
+  for (Instruction *M : G.Members)
+    if (isa<LoadInst>(M))
+      Worklist.push_back(M);
+  while (!Worklist.empty() && Seen.size() < MaxBranchSearch) {
+    const Instruction *I = Worklist.pop_back_val();
+    if (!Seen.insert(I).second)
+      continue;
+    for (const User *U : I->users()) {
+      auto *UI = dyn_cast<Instruction>(U);
+      if (!UI || !L.contains(UI) || isa<StoreInst>(UI) ||
+          (isa<PHINode>(UI) && UI->getParent() == L.getHeader()))
+        continue;
+      if (auto *Br = dyn_cast<BranchInst>(UI)) {
+        if (Br->isConditional())
+          return true;
+        continue;
+      }
+      if (isa<SwitchInst>(UI))
+        return true;
+      Worklist.push_back(UI);
+    }
+  }
+  return false;
+}
+
 /// The `min-work` of a CPU LLVM has no scheduling model for, or of a
 /// generic CPU (`generic`, `x86-64`, `x86-64-v3`, ...): its model stands for
 /// no machine in particular (x86-64 takes Sandy Bridge's 168-entry buffer),

@@ -180,6 +180,7 @@ private:
   bool coversStride(const AccessGroup &G, uint64_t Stride) const;
   const char *loopCannotClamp(const Loop &Lp) const;
   bool chainsMayBeOverwritten(const AccessGroup &G, const Loop &Lp) const;
+  bool decidesBranch(const AccessGroup &G) const;
   std::optional<uint64_t> knownObjectSize(const SCEV *Ptr) const;
   void analyzeGathers(SmallVectorImpl<GatherAccess> &Chosen);
 
