@@ -25,8 +25,10 @@ Each model's results name the kernel every matmul of the llvmaccel variant
 got (``matmul_kernels``: ``blas``, ``own``, ``runtime``) and whether its
 attentions were fused (``attention``: ``fused``, ``unfused``;
 llvmaccel.codegen.attention). In
-each round every variant runs once, interleaved, the order rotated by one
-variant per round (a fixed order measurably favoured some positions); per
+each round every variant runs once, interleaved, in a seeded random order
+of its own (a fixed order measurably favoured some positions, and a
+rotation kept each variant's predecessor, whose OpenMP workers may still
+spin when the next one starts); per
 variant the median over the rounds is reported. Outputs are checked against eager
 before timing.
 
@@ -68,6 +70,7 @@ import datetime as dt
 import json
 import os
 import platform
+import random
 import shlex
 import statistics
 import sys
@@ -339,9 +342,12 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         names = list(variants)
         calls = 0
         for r in range(rounds):
-            # Round r starts with variant r (mod n): no variant always follows
-            # the same one, or always gets the same batches of the pool.
-            for k in names[r % len(names):] + names[:r % len(names)]:
+            # Each round in its own (seeded) random order: no variant always
+            # follows the same one, or always gets the same batches of the
+            # pool. (A rotation kept every variant's predecessor: with several
+            # threads, llvmaccel always ran while inductor's OpenMP workers
+            # still spun after its call, and read up to 1.8x slower.)
+            for k in random.Random(r).sample(names, len(names)):
                 times[k].append(timed(variants[k], pools[k][calls % len(pool)]))
                 calls += 1
         for k, args in remote.items():
