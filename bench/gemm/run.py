@@ -15,6 +15,9 @@ Usage::
     .venv/bin/python bench/gemm/run.py                 # 1 thread
     .venv/bin/python bench/gemm/run.py --threads 2
     .venv/bin/python bench/gemm/run.py --quick         # bench/work/gemm-quick
+    .venv/bin/python bench/gemm/run.py --library openblas  # the library's GEMM:
+                                                       # torch's own (the default
+                                                       # once torch is imported)
 """
 
 from __future__ import annotations
@@ -83,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--library", choices=["auto", "torch", "openblas"], default="auto",
+                    help="LLVMACCEL_BLAS_LIBRARY for the llvmaccel-blas variant")
     opts = ap.parse_args(argv)
+    os.environ["LLVMACCEL_BLAS_LIBRARY"] = opts.library
     torch.set_num_threads(opts.threads)
     os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
     from run import _cpu_name, _host  # bench/frontends/run.py
@@ -144,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "gemm.json"
     hosts = json.loads(path.read_text())["hosts"] if path.exists() else {}
-    key = f"{meta['host']['key']} ({opts.threads} thread{'s' * (opts.threads > 1)})"
+    key = (f"{meta['host']['key']} ({opts.threads} thread{'s' * (opts.threads > 1)}, "
+           f"{blas.library()} BLAS)")
     hosts[key] = {"meta": meta, "results": rows}
     path.write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
     (out / "gemm.md").write_text(markdown(hosts))

@@ -518,7 +518,8 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     parallel = interop.requested(inter_op)
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
-           blas.mode() if blas.load() is not None else "off", blas.min_flops(), parallel,
+           (blas.mode() + ":" + blas.library()) if blas.load() is not None else "off",
+           blas.min_flops(), parallel,
            matmul_bf16.enabled(), attention.enabled())
     with _cache_lock:
         hit = _cache.get(key)

@@ -5,6 +5,7 @@ without the library, and the thread count."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 
 import numpy as np
@@ -20,9 +21,32 @@ HAVE = blas.load() is not None
 needs_blas = pytest.mark.skipif(not HAVE, reason=f"no BLAS library: {blas.status()}")
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
+def _libraries() -> list[str]:
+    """The libraries this machine has: OpenBLAS, and PyTorch's own BLAS
+    where PyTorch is installed and exports one."""
+    import os
+
+    out = []
+    for name in ("openblas", "torch"):
+        old = os.environ.get("LLVMACCEL_BLAS_LIBRARY")
+        os.environ["LLVMACCEL_BLAS_LIBRARY"] = name
+        try:
+            if blas.load() is not None:
+                out.append(name)
+        finally:
+            if old is None:
+                del os.environ["LLVMACCEL_BLAS_LIBRARY"]
+            else:
+                os.environ["LLVMACCEL_BLAS_LIBRARY"] = old
+    return out or ["openblas"]
+
+
+@pytest.fixture(autouse=True, params=_libraries())
+def library(request, tmp_path, monkeypatch) -> str:
+    """Every test runs once per library (LLVMACCEL_BLAS_LIBRARY)."""
     monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", request.param)
+    return request.param
 
 
 def _graph(dt: DType, m, n, k, ta=False, tb=False, batch=(), bbatch=None) -> Graph:
@@ -102,11 +126,14 @@ def test_batched_broadcast_and_non_contiguous_inputs(monkeypatch):
     assert f"@{blas.symbol(4)}(" in generate(g).ir  # broadcast B: a call per batch index
     for ta, tb in [(False, False), (True, True), (False, True)]:
         g = _graph(dt, 11, 5, 3, ta, tb, batch=(2, 3))
-        ir = generate(g).ir  # one strided-batch call for the 6 matmuls
-        assert f"@{blas.symbol(4, batched=True)}(" in ir and "i32 6)" in ir
+        ir = generate(g).ir  # one strided-batch call for the 6 matmuls (where there is one)
+        if blas.has_batched():
+            assert f"@{blas.symbol(4, batched=True)}(" in ir and "i32 6)" in ir
+        else:
+            assert f"@{blas.symbol(4)}(" in ir
         _check(compiler.compile_graph(g), dt, 11, 5, 3, ta, tb, batch=(2, 3))
     g = _graph(DType.f64, 7, 13, 17, tb=True, batch=(5,))
-    assert f"@{blas.symbol(8, batched=True)}(" in generate(g).ir
+    assert f"@{blas.symbol(8, batched=blas.has_batched())}(" in generate(g).ir
     _check(compiler.compile_graph(g), DType.f64, 7, 13, 17, tb=True, batch=(5,))
     g = Graph()
     a = g.input("a", (9, 20), dt)
@@ -155,7 +182,8 @@ def test_shape_classes(monkeypatch):
     assert generate(g, target=other).matmuls[0][1] == "own"
     kern = generate(g)
     assert kern.matmuls[0][1] == "blas" and kern.uses_blas
-    assert f"call void @{blas.symbol(4)}(i32 101, i32 111, i32 111" in kern.ir
+    lead = "i32 101, i32 111, i32 111" if blas.abi() == "cblas" else "ptr"
+    assert f"call void @{blas.symbol(4)}({lead}" in kern.ir
     # The run-time branch on the sizes: both kernels in one function.
     kern = generate(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
     assert kern.matmuls[0][1] == "runtime" and blas.symbol(4) in kern.ir and "%kb" in kern.ir
@@ -175,17 +203,19 @@ def test_off_and_missing_library(monkeypatch):
     assert blas.symbol(4) not in kern.ir
     monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
     monkeypatch.setattr(blas, "_load", lambda: None)
-    monkeypatch.setattr(blas, "_status", "scipy-openblas32 is not installed: ...")
+    monkeypatch.setattr(blas, "_status", {blas.library(): "scipy-openblas32 is not installed: ..."})
     kern = generate(_graph(DType.f32, 256, 256, 256))
     assert kern.matmuls[0] == (kern.matmuls[0][0], "own", "scipy-openblas32 is not installed: ...")
     _check(compiler.compile_graph(_graph(DType.f32, 70, 80, 90)), DType.f32, 70, 80, 90)
 
 
 @needs_blas
-def test_threads_follow_torch_or_the_option(monkeypatch):
+def test_threads_follow_torch_or_the_option(monkeypatch, library):
     """The library's threads: set_num_threads, else $LLVMACCEL_NUM_THREADS,
     else torch.get_num_threads(); applied before a call that uses it."""
     torch = pytest.importorskip("torch")
+    if library != "openblas":
+        pytest.skip("OpenBLAS's thread count (PyTorch's: test_torch_library_threads)")
     lib = blas.load()
     monkeypatch.delenv("LLVMACCEL_NUM_THREADS", raising=False)
     monkeypatch.setenv("LLVMACCEL_BLAS", "always")
@@ -213,3 +243,36 @@ def _cores() -> int:
     import os
 
     return len(os.sched_getaffinity(0))
+
+
+@needs_blas
+def test_torch_library(monkeypatch, library):
+    """With PyTorch imported, ``auto`` takes PyTorch's own BLAS (the Fortran
+    ``sgemm_`` of libtorch_cpu): the product is the column-major
+    ``C^T = B^T A^T``, one call per batch index (no strided batch), with
+    PyTorch's thread count unless one is given."""
+    torch = pytest.importorskip("torch")
+    if library != "torch":
+        pytest.skip("PyTorch's library is not usable here")
+    monkeypatch.delenv("LLVMACCEL_BLAS_LIBRARY")
+    assert blas.library() == "torch" and blas.abi() == "fortran"
+    assert "libtorch_cpu" in blas.status() and not blas.has_batched()
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")
+    kern = generate(_graph(DType.f32, 5, 7, 3, ta=True, batch=(2,)))
+    assert "call void @sgemm_(ptr" in kern.ir and "cblas" not in kern.ir
+    _check(compiler.compile_graph(_graph(DType.f32, 5, 7, 3, ta=True, batch=(2,))),
+           DType.f32, 5, 7, 3, ta=True, batch=(2,))
+    lib = blas.load()
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        c = compiler.compile_graph(_graph(DType.f64, 40, 40, 40, tb=True))
+        _check(c, DType.f64, 40, 40, 40, tb=True)
+        assert lib.mkl_get_max_threads() == 1
+        blas.set_num_threads(2)
+        _check(c, DType.f64, 40, 40, 40, tb=True)
+        assert lib.mkl_get_max_threads() == min(2, _cores())
+    finally:
+        blas.set_num_threads(None)
+        lib.MKL_Set_Num_Threads_Local(ctypes.c_int(0))  # back to the global setting
+        torch.set_num_threads(old)

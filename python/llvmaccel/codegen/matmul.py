@@ -56,7 +56,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
         choice = self.mm_choose(node, m, n, k, dot, dot2)
-        if choice.kernel == "blas" and batch and _strided_batch(a, b, batch, m, n, k):
+        if choice.kernel == "blas" and batch and blas.has_batched() and \
+                _strided_batch(a, b, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
             # threads in one parallel region (not one per batch index).
             self.mm_blas(mm, count=shape_numel(batch))
@@ -177,6 +178,9 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         c = self.ptr(mm.out.param, mm.t, mm.oc)
         one, zero = _const(1, mm.dt), _const(0, mm.dt)
         lda, ldb = (m if mm.ta else k), (k if mm.tb else n)
+        if blas.abi() == "fortran":
+            self.mm_blas_fortran(mm, (m, n, k, lda, ldb), (a, b, c), (one, zero))
+            return
         if count:
             fn = blas.symbol(mm.dt.itemsize, batched=True)
             mk, kn, mn = (self.op(f"mul nsw i32 {x}, {y}", "i") for x, y in
@@ -194,6 +198,30 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
                     ("i32", ldb), (mm.t, zero), ("ptr", c), ("i32", n)]
         self.declare(fn, "void", [t for t, _ in args])
         self.line(f"call void @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
+        self.uses_blas = True
+
+    def mm_blas_fortran(self, mm: _Matmul, dims: tuple[str, ...], ptrs: tuple[str, ...],
+                        scalars: tuple[str, str]) -> None:
+        """``C = A @ B`` as one call of a Fortran ``?gemm_`` (column-major,
+        every argument by reference): the row-major product is the
+        column-major ``C^T = B^T A^T``, so B comes first, each operand
+        transposed (``'T'``) exactly when it is stored transposed."""
+        m, n, k, lda, ldb = dims
+        a, b, c = ptrs
+        one, zero = scalars
+
+        def ref(ty: str, value: str) -> str:
+            slot = self.alloca(ty)
+            self.line(f"store {ty} {value}, ptr {slot}")
+            return slot
+
+        trans, no_trans = str(ord("T")), str(ord("N"))
+        args = [ref("i8", trans if mm.tb else no_trans), ref("i8", trans if mm.ta else no_trans),
+                ref("i32", n), ref("i32", m), ref("i32", k), ref(mm.t, one), b,
+                ref("i32", ldb), a, ref("i32", lda), ref(mm.t, zero), c, ref("i32", n)]
+        fn = blas.symbol(mm.dt.itemsize)
+        self.declare(fn, "void", ["ptr"] * len(args))
+        self.line(f"call void @{fn}({', '.join(f'ptr {v}' for v in args)})")
         self.uses_blas = True
 
     # Small IR helpers of the matmul kernels.
