@@ -40,7 +40,16 @@ def _exp_graph() -> Graph:
 
 
 @needs_madvise
-def test_a_large_output_is_on_huge_pages_and_a_small_one_is_not():
+def test_a_large_output_is_on_huge_pages_and_a_small_one_is_not(monkeypatch):
+    advised: list[tuple[int, bool]] = []
+    real = hugepages.advise
+
+    def spy(address: int, nbytes: int) -> bool:
+        done = real(address, nbytes)
+        advised.append((nbytes, done))
+        return done
+
+    monkeypatch.setattr(hugepages, "advise", spy)
     c = compiler.compile_graph(_exp_graph())
     big = np.linspace(-3, 3, 8 << 20, dtype=np.float32)  # 32 MiB
     small = big[: 1 << 16]
@@ -51,8 +60,12 @@ def test_a_large_output_is_on_huge_pages_and_a_small_one_is_not():
         interior = -(-address // hugepages.HUGE_PAGE) * hugepages.HUGE_PAGE
         assert "hg" in _vm_flags(interior)
         np.testing.assert_allclose(np.asarray(out), np.exp(big), rtol=1e-6)
+    assert len(advised) == 2 and all(n >= big.nbytes and done for n, done in advised)
+    advised.clear()
     (out,) = c(torch.from_numpy(small))
-    assert "hg" not in _vm_flags(out.data_ptr())
+    # Not advised (the mapping may still be, when the allocator reuses the
+    # freed pages of a large buffer advised before: not checked).
+    assert advised == [(small.nbytes, False)]
     np.testing.assert_allclose(out.numpy(), np.exp(small), rtol=1e-6)
 
 
