@@ -138,7 +138,7 @@ private:
 /// The work gate (`min-work`) of one function and where its value comes
 /// from.
 struct WorkGate {
-  unsigned MinWork = 16;
+  unsigned MinWork;
   /// What the value was derived from, for remarks: empty when it was given
   /// as a parameter.
   std::string Source;

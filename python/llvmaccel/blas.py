@@ -297,8 +297,9 @@ def set_num_threads(n: int | None) -> None:
     _threads_override = n
 
 
-def num_threads() -> int | None:
-    """The thread count the library's calls use (None: its default)."""
+def _given_threads() -> int | None:
+    """The thread count given to llvmaccel: :func:`set_num_threads`, else
+    ``$LLVMACCEL_NUM_THREADS`` (None: neither)."""
     if _threads_override is not None:
         return _threads_override
     env = os.environ.get("LLVMACCEL_NUM_THREADS", "").strip()
@@ -309,6 +310,14 @@ def num_threads() -> int | None:
             value = 0
         if value >= 1:
             return value
+    return None
+
+
+def num_threads() -> int | None:
+    """The thread count the library's calls use (None: its default)."""
+    given = _given_threads()
+    if given is not None:
+        return given
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "get_num_threads"):
         return int(torch.get_num_threads())
@@ -322,10 +331,7 @@ def sync_threads() -> None:
     if name == "torch":
         # PyTorch sets its library's threads itself (torch.set_num_threads);
         # only a count given to llvmaccel is set, for the calling thread.
-        want = _threads_override
-        if want is None:
-            env = os.environ.get("LLVMACCEL_NUM_THREADS", "").strip()
-            want = int(env) if env.isdigit() and int(env) >= 1 else None
+        want = _given_threads()
         if want is None:
             return
         lib = load()

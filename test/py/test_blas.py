@@ -24,20 +24,12 @@ needs_blas = pytest.mark.skipif(not HAVE, reason=f"no BLAS library: {blas.status
 def _libraries() -> list[str]:
     """The libraries this machine has: OpenBLAS, and PyTorch's own BLAS
     where PyTorch is installed and exports one."""
-    import os
-
     out = []
     for name in ("openblas", "torch"):
-        old = os.environ.get("LLVMACCEL_BLAS_LIBRARY")
-        os.environ["LLVMACCEL_BLAS_LIBRARY"] = name
-        try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("LLVMACCEL_BLAS_LIBRARY", name)
             if blas.load() is not None:
                 out.append(name)
-        finally:
-            if old is None:
-                del os.environ["LLVMACCEL_BLAS_LIBRARY"]
-            else:
-                os.environ["LLVMACCEL_BLAS_LIBRARY"] = old
     return out or ["openblas"]
 
 
