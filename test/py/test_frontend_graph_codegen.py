@@ -371,3 +371,90 @@ def test_arg_extremes_two_pass_match_numpy(fn, dtype):
         np.testing.assert_array_equal(got, getattr(np, fn)(data, axis=axis))
     # Both passes vectorized: the extreme, then the first position (a umin).
     assert "llvm.vector.reduce.umin" in c.optimized_ir
+
+
+def test_reshaped_output_is_computed_in_place():
+    """An output that is a reshape of a node with a nest of its own (a
+    matmul operand here) is that node's buffer: no temporary and no copy."""
+    g = Graph()
+    x = g.input("x", (4, 6), DType.f32)
+    w = g.input("w", (6, 5), DType.f32)
+    t = g.unary("exp", x)
+    g.set_outputs([g.reshape(t, (24,)), g.matmul(t, w)])
+    c = compiler.compile_graph(g)
+    assert not c.kernel.temps
+    xv = RNG.standard_normal((4, 6)).astype(np.float32)
+    wv = RNG.standard_normal((6, 5)).astype(np.float32)
+    flat, mm = c(xv, wv)
+    np.testing.assert_allclose(flat, np.exp(xv).reshape(24), rtol=1e-6)
+    np.testing.assert_allclose(mm, np.exp(xv) @ wv, rtol=1e-5, atol=1e-5)
+
+
+def test_output_and_its_elementwise_reader_share_one_nest():
+    """A saved pre-activation (bias add, an output) and the activation that
+    reads it (through a reshape) are computed in one loop nest: the bias
+    add gets no nest of its own and is not read back from memory."""
+    g = Graph()
+    x = g.input("x", (6, 10), DType.f32)
+    b = g.input("b", (10,), DType.f32)
+    pre = g.binary("add", x, b)
+    act = g.unary("tanh", g.reshape(pre, (2, 3, 10)))
+    g.set_outputs([pre, act])
+    c = compiler.compile_graph(g)
+    ir = c.kernel.ir
+    assert f"n{pre.id}.loop" not in ir and f"n{act.id}.loop" in ir
+    xv = RNG.standard_normal((6, 10)).astype(np.float32)
+    bv = RNG.standard_normal(10).astype(np.float32)
+    p, a = c(xv, bv)
+    np.testing.assert_array_equal(p, xv + bv)
+    np.testing.assert_allclose(a, np.tanh(xv + bv).reshape(2, 3, 10), rtol=1e-6, atol=1e-7)
+
+
+def test_output_read_transposed_keeps_its_own_nest():
+    """A reader that takes the output at another element (a transpose) is
+    not fused: the output gets its nest, the reader reads its buffer."""
+    g = Graph()
+    x = g.input("x", (5, 5), DType.f32)
+    pre = g.unary("exp", x)
+    g.set_outputs([pre, g.unary("neg", g.permute(pre, (1, 0)))])
+    c = compiler.compile_graph(g)
+    assert f"n{pre.id}.loop" in c.kernel.ir
+    xv = RNG.standard_normal((5, 5)).astype(np.float32)
+    p, t = c(xv)
+    np.testing.assert_allclose(p, np.exp(xv), rtol=1e-6)
+    np.testing.assert_allclose(t, -np.exp(xv).T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("src,mid,out", [
+    ((3, 5, 12), (0, 2, 1), (3, 12, 5)),  # permute, no reshape between
+    ((2, 3, 5, 7), (0, 2, 1, 3), (10, 3, 7)),  # merge the leading dims of a permute
+    ((6, 35), (1, 0), (5, 7, 6)),  # split the leading dim of a transpose
+    ((4, 3, 10), (1, 0, 2), (3, 2, 2, 5, 2)),  # split the last dims of a permute
+])
+def test_reshape_of_a_permute_by_runs_of_dims(src, mid, out):
+    """A reshape of a view that is not contiguous maps each run of merged or
+    split dims on its own (codegen's _reshape_groups): the same elements as
+    numpy's reshape of the transposed array, for sizes that are not powers
+    of two."""
+    g = Graph()
+    x = g.input("x", src, DType.f32)
+    y = g.reshape(g.permute(g.unary("neg", x), mid), out)
+    g.set_outputs([g.unary("exp", y)])
+    c = compiler.compile_graph(g)
+    xv = RNG.standard_normal(src).astype(np.float32)
+    (got,) = c(xv)
+    np.testing.assert_allclose(got, np.exp(-xv.transpose(mid).reshape(out)), rtol=1e-6)
+
+
+def test_reshape_groups():
+    from llvmaccel.codegen.elementwise import _reshape_groups
+
+    assert _reshape_groups((4, 128, 4, 64), (4, 128, 256)) == [
+        ((0, 1), (0, 1)), ((1, 2), (1, 2)), ((2, 4), (2, 3))]
+    assert _reshape_groups((16, 128, 64), (4, 4, 128, 64)) == [
+        ((0, 1), (0, 2)), ((1, 2), (2, 3)), ((2, 3), (3, 4))]
+    assert _reshape_groups((6, 1, 4), (2, 3, 4)) == [((0, 1), (0, 2)), ((1, 3), (2, 3))]
+    assert _reshape_groups((2, 3), (3, 2)) == [((0, 2), (0, 2))]
+    assert _reshape_groups((Sym("n"), 6), (Sym("n"), 2, 3)) == [
+        ((0, 1), (0, 1)), ((1, 2), (1, 3))]
+    assert _reshape_groups((Sym("n"), 6), (2, Sym("n"), 3)) is None

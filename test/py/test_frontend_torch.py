@@ -364,6 +364,26 @@ def test_gradients_enabled_forward_and_backward_are_compiled():
     assert ex.backward_graphs == 1 and ex.fully_compiled and not ex.fallbacks
 
 
+def test_forward_graph_returns_saved_inputs_themselves():
+    """aot_autograd's forward graph returns the weights the backward reads:
+    the compiled graph hands back the caller's tensors (as the FX graph
+    does), it does not copy them into new outputs on every call."""
+    from llvmaccel.torch.dynamo import Explanation, _compile_fx
+
+    def f(x, w):
+        return torch.tanh(x @ w), w, x
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(3, 4), torch.randn(4, 5))
+    run = _compile_fx(gm, {}, Explanation(), strict=True)
+    x, w = torch.randn(3, 4), torch.randn(4, 5)
+    y, w2, x2 = run(x, w)
+    assert w2 is w and x2 is x
+    torch.testing.assert_close(y, torch.tanh(x @ w))
+    # Only the tanh is an output buffer of the kernel.
+    assert len(run.compiled.kernel.outputs) == 1
+
+
 def test_eval_model_without_no_grad_in_a_worker_thread_is_compiled():
     """Grad mode is per thread: a worker thread that does not disable it
     still runs the compiled forward, not eager."""

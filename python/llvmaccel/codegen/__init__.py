@@ -356,7 +356,23 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     e.attention_choices.extend(choices)
     fused = frozenset(nid for plan in plans.values() for nid in plan.inner)
     must = _materialized(graph, e.target, fused)
-    order: list = [n for n in graph.nodes if n.id in must and n.id not in e.buffers]
+    # An output that is a reshape of a node with a loop nest of its own (the
+    # saved activations of aot_autograd's forward graphs: view(layer_norm),
+    # view(gelu)): that node is computed straight into the output's buffer
+    # (both are contiguous, element for element the same), not into a
+    # temporary copied to the output afterwards.
+    outputs = {o.id for o in graph.outputs}
+    given = set(e.buffers)  # inputs and constants (and a body's operands)
+    for o, buf in zip(graph.outputs, out_bufs, strict=True):
+        root = graph.nodes[_root_for_buffer(o)]
+        if o.op == "reshape" and root.id in must and root.id not in outputs and \
+                root.id not in e.buffers and o.id not in e.buffers and \
+                root.op not in MULTI_VALUED and root.op != "result" and \
+                root.dtype is o.dtype and not buf.row_local:
+            e.buffers[root.id] = Buffer(buf.kind, root.shape, root.dtype, buf.param)
+            e.buffers[o.id] = buf
+            must.discard(o.id)
+    order: list = [n for n in graph.nodes if n.id in must and n.id not in given]
     written: dict[int, Buffer] = {}
     for o, buf in zip(graph.outputs, out_bufs, strict=True):
         have = written.get(o.id) or e.buffers.get(o.id)
@@ -422,10 +438,15 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             for idx, size, what, wrap in checks.pop(nid):
                 e.step(lambda idx=idx, size=size, what=what, wrap=wrap:
                        e.check_indices(idx, size, what, wrap))
+    producers = _producer_fusions(graph, order, must | given, grouped | set(row_local),
+                                  set(checks) | fused)
+    with_reader = {x.id for xs in producers.values() for x in xs}
     for n in order:
         if not isinstance(n, _Copy) and n.id in grouped and n.id not in group_of:
             continue  # emitted with its group
-        e.step(lambda n=n: _emit_step(e, n, group_of))
+        if not isinstance(n, _Copy) and n.id in with_reader:
+            continue  # emitted in its reader's nest
+        e.step(lambda n=n: _emit_step(e, n, group_of, producers))
         after = checks.pop(n.id, [])
         if after:
             e.step(lambda after=after: [e.check_indices(*c) for c in after])
@@ -433,7 +454,70 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         raise CodegenError("index checks without a materialized index")
 
 
-def _emit_step(e: _Emitter, n: object, group_of: dict) -> None:
+_ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
+
+
+def _producer_fusions(graph: Graph, order: list, buffered: set[int], skip: set[int],
+                      avoid: set[int]) -> dict[int, list[Node]]:
+    """Elementwise loop nests computed inside their first reader's nest
+    (:meth:`EmitterCore.materialize_with`), by the reader's id: a node ``x``
+    with a buffer of its own (a graph output, or read by several nests:
+    aot_autograd's forward graphs return the pre-activation ``addmm + bias``
+    that the activation reads) whose first reader ``y`` is an elementwise
+    nest reading it only at the element ``y`` computes (through reshapes and
+    same-shape elementwise ops), of as many elements and the same last dim.
+    Both stay materialized (later readers read ``x``'s buffer); the pass
+    over ``x`` written, then read back, is saved. ``buffered``: nodes with
+    buffers; ``skip``: row-group members and row-local nodes; ``avoid``:
+    nodes with index checks after their nest, or fused away."""
+    nodes = [n for n in order if not isinstance(n, _Copy)]
+    pos = {n.id: k for k, n in enumerate(nodes)}
+    # For every nest: the buffered nodes its expression reads, and whether
+    # every path reads them at its own element (True) or not.
+    reads: dict[int, dict[int, bool]] = {}
+    for m in nodes:
+        found: dict[int, bool] = {}
+        elementwise = m.op in _ELEMENTWISE
+        stack = [(i, elementwise and tuple(i.shape) == tuple(m.shape)) for i in m.inputs]
+        seen: set[tuple[int, bool]] = set()
+        while stack:
+            n, same = stack.pop()
+            if (n.id, same) in seen:
+                continue
+            seen.add((n.id, same))
+            if n.id in buffered:
+                found[n.id] = found.get(n.id, True) and same
+                continue
+            for i in n.inputs:
+                keeps = n.op == "reshape" or (n.op in _ELEMENTWISE and
+                                              tuple(i.shape) == tuple(n.shape))
+                stack.append((i, same and keeps))
+        reads[m.id] = found
+    out: dict[int, list[Node]] = {}
+    taken: set[int] = set()
+    for x in nodes:
+        if x.op not in _ELEMENTWISE or x.id in skip or x.id in avoid or x.id in taken or \
+                x.id in out or not _static(x.shape):
+            continue
+        readers = [m for m in nodes if x.id in reads[m.id]]
+        if not readers:
+            continue
+        y = min(readers, key=lambda m: pos[m.id])
+        if y.op not in _ELEMENTWISE or y.id in skip or y.id in taken or not reads[y.id][x.id] \
+                or not _static(y.shape) or y.rank == 0 or x.rank == 0 or \
+                shape_numel(y.shape) != shape_numel(x.shape) or y.shape[-1] != x.shape[-1]:
+            continue
+        out.setdefault(y.id, []).append(x)
+        taken.update((x.id, y.id))
+    return out
+
+
+def _static(shape: tuple) -> bool:
+    return all(isinstance(d, int) for d in shape)
+
+
+def _emit_step(e: _Emitter, n: object, group_of: dict,
+               producers: dict[int, list[Node]] | None = None) -> None:
     """The loop nest of ``n`` (an entry of emit_graph's order)."""
     if isinstance(n, _Copy):
         e.memo = {}
@@ -449,6 +533,8 @@ def _emit_step(e: _Emitter, n: object, group_of: dict) -> None:
         return
     if n.op in MULTI_VALUED:
         e.emit_multi(n)  # writes the buffers of its results
+    elif producers and n.id in producers:
+        e.materialize_with(producers[n.id], n, e.buffers[n.id])
     elif n.op != "result":
         e.materialize(n, e.buffers[n.id])
     e.check_zero_division()

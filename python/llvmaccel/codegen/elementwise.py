@@ -5,7 +5,7 @@ the scalar computations, and the reduction loop nests."""
 from __future__ import annotations
 
 from .. import vecmath
-from ..graph import DType, Node, dim_op, shape_numel
+from ..graph import DType, Node, dim_op, dim_str, shape_numel
 from .common import Buffer, CodegenError, _const, _fconst
 from .emitter import EmitterCore
 
@@ -43,6 +43,8 @@ class ElementwiseEmitter(EmitterCore):
         key = (node.id, "lin", lin)
         if key in self.memo:
             return self.memo[key]
+        if node.id in self.produced:  # the element this iteration computed
+            return self.produced[node.id]
         buf = self.buffers.get(node.id)
         if buf is not None:
             assert not buf.row_local, "a row-local buffer read by a linear index"
@@ -78,6 +80,8 @@ class ElementwiseEmitter(EmitterCore):
                 for k, d in enumerate(operand.shape)]
 
     def _emit(self, node: Node, idx: list[str]) -> str:
+        if node.id in self.produced:  # the element this iteration computed
+            return self.produced[node.id]
         buf = self.buffers.get(node.id)
         if buf is not None:
             return self.load(buf, self.buffer_offset(buf, idx, node.shape))
@@ -95,6 +99,18 @@ class ElementwiseEmitter(EmitterCore):
             return self.emit(x, self.bcast_idx(x, node.shape, idx))
         if op == "reshape":
             x = node.inputs[0]
+            groups = _reshape_groups(tuple(node.shape), tuple(x.shape))
+            if groups is not None and len(groups) > 1 and not self.flat_ok(x):
+                # The reshape merges or splits runs of dims ([B*H, L, D] of
+                # a [B, H, L, D] permute, [B, L, H, D] of [B, L, H*D]): map
+                # each run's index alone (a division only where a run is
+                # split, and outside the loops of the dims it does not
+                # touch), not the whole linear index per element.
+                src: list[str] = []
+                for (o0, o1), (s0, s1) in groups:
+                    lin = self.linear(idx[o0:o1], tuple(node.shape[o0:o1]))
+                    src += self.delinearize(lin, tuple(x.shape[s0:s1]))
+                return self.emit(x, src)
             return self.emit_lin(x, self.linear(idx, node.shape))
         if op == "permute":
             x = node.inputs[0]
@@ -789,6 +805,41 @@ def _full_index(rank: int, kept: list[int], kidx: list[str], axes: tuple,
     for k, i in zip(axes, ridx, strict=False):
         full[k] = i
     return full
+
+
+def _reshape_groups(out: tuple, src: tuple
+                    ) -> list[tuple[tuple[int, int], tuple[int, int]]] | None:
+    """The runs of dims a reshape of ``src`` to ``out`` maps onto each other
+    (``((out start, out end), (src start, src end))``: each run of ``out``
+    holds the elements of its run of ``src``), or None where they cannot be
+    told apart (a symbolic size in a merged or split run)."""
+    groups = []
+    i = j = 0
+    while i < len(out) or j < len(src):
+        if i < len(out) and j < len(src) and dim_str(out[i]) == dim_str(src[j]):
+            groups.append(((i, i + 1), (j, j + 1)))
+            i, j = i + 1, j + 1
+            continue
+        i0, j0, po, ps = i, j, 1, 1
+        while True:
+            if po <= ps and i < len(out):
+                if not isinstance(out[i], int):
+                    return None
+                po *= out[i]
+                i += 1
+            elif j < len(src):
+                if not isinstance(src[j], int):
+                    return None
+                ps *= src[j]
+                j += 1
+            else:
+                break
+            if po == ps and i > i0 and j > j0:
+                break
+        if po != ps:
+            return None
+        groups.append(((i0, i), (j0, j)))
+    return groups
 
 
 def _reduce_identity(fn: str, dt: DType) -> str:

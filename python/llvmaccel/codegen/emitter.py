@@ -51,6 +51,9 @@ class EmitterCore:
         self.block = "entry"
         self.count = 0
         self.memo: dict[tuple, str] = {}
+        # Values of nodes computed (and stored) in the current iteration of
+        # a loop nest that also computes their one reader (materialize_with).
+        self.produced: dict[int, str] = {}
         self.dimvals: dict[str, str] = {}
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}
@@ -502,6 +505,40 @@ class EmitterCore:
         finally:
             if own is not None:
                 self.buffers[node.id] = own
+            self.memo = {}
+            self.label_prefix = ""
+
+    def materialize_with(self, producers: list[Node], node: Node, out: Buffer) -> None:
+        """``node``'s loop nest, which also computes each of ``producers``
+        (elementwise nodes with buffers of their own that ``node`` reads at
+        the element it computes, through reshapes) and stores it: one pass
+        over memory where a nest per node would write a producer and read it
+        back. Every node has the same number of elements and the same last
+        dim ``L``; the nest runs over ``(numel / L, L)``, each node's index
+        made from the row (outside the inner loop) and the column."""
+        self.memo = {}
+        own_out = self.buffers.pop(node.id, None)  # compute the node, do not load it
+        self.label_prefix = f"{self.label_scope}n{node.id}."
+        last = node.shape[-1]
+        rows = shape_numel(node.shape[:-1]) if node.rank > 1 else 1
+        try:
+            with self.nest((rows, last), work=shape_numel(node.shape)) as (r, k):
+                for x in producers:
+                    idx = self.delinearize(r, tuple(x.shape[:-1])) + [k]
+                    own = self.buffers.pop(x.id)
+                    try:
+                        v = self.emit(x, idx)
+                    finally:
+                        self.buffers[x.id] = own
+                    self.store_at(own, idx, x.shape, v)
+                    self.produced[x.id] = v
+                idx = self.delinearize(r, tuple(node.shape[:-1])) + [k]
+                self.store(out, self.linear(idx, node.shape), self.emit(node, idx))
+                self.produced = {}
+        finally:
+            if own_out is not None:
+                self.buffers[node.id] = own_out
+            self.produced = {}
             self.memo = {}
             self.label_prefix = ""
 

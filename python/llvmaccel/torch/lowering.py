@@ -1209,8 +1209,10 @@ class LoweredGraph:
         graph: The llvmaccel graph.
         tensor_args: Positions of the FX placeholders that are graph inputs.
         symbol_args: (symbol name, FX placeholder position) of SymInt inputs.
-        outputs: Per FX output: ("tensor", graph output index), ("int", size
-            expression) or ("none", None).
+        outputs: Per FX output: ("tensor", graph output index), ("arg", FX
+            placeholder position: an input returned as it is, the very
+            tensor, as the FX graph returns it), ("int", size expression) or
+            ("none", None).
         single_output: The FX graph returns one value, not a tuple.
         ops: ATen op names lowered.
     """
@@ -1245,8 +1247,10 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     ops: list[str] = []
     pos = 0
     out_spec: Any = None
+    arg_pos: dict[torch.fx.Node, int] = {}
     for node in gm.graph.nodes:
         if node.op == "placeholder":
+            arg_pos[node] = pos
             val = node.meta.get("val")
             if val is None:
                 val = node.meta.get("example_value")
@@ -1311,7 +1315,12 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     graph_outs: list[Node] = []
     for o in outs_fx:
         v = env[o] if isinstance(o, torch.fx.Node) else o
-        if isinstance(v, Node):
+        if isinstance(o, torch.fx.Node) and o in arg_pos and isinstance(v, Node):
+            # An input returned as it is (aot_autograd's forward graphs
+            # return the weights the backward reads): the caller's tensor
+            # itself, not a copy written by the kernel.
+            outputs.append(("arg", arg_pos[o]))
+        elif isinstance(v, Node):
             outputs.append(("tensor", len(graph_outs)))
             graph_outs.append(v)
         elif v is None:
