@@ -197,9 +197,8 @@ def bench_grad(name: str, model: nn.Module, pool: list[tuple], rounds: int) -> d
             close(out.detach(), ref, torch.float32)
             fn(1)
         times = rotated_medians(fns, rounds)
-        ex_grad = lt.explain(model, *pool[0])  # gradients enabled here
-        with torch.no_grad():
-            ex = lt.explain(model, *pool[0])
+        ex_grad = lt.explain(model, *pool[0], grad=True)
+        ex = lt.explain(model, *pool[0])
     return summary(name, times, "eager/no_grad", fully_compiled=ex.fully_compiled,
                    fully_compiled_with_grad=ex_grad.fully_compiled)
 
@@ -240,7 +239,7 @@ def bench_train(name: str, model: nn.Module, pool: list[tuple], rounds: int,
     import llvmaccel.torch as lt
 
     x, _ = pool[0]
-    ex = lt.explain(variants["eager"][0], x)
+    ex = lt.explain(variants["eager"][0], x, grad=True)
     return summary(name, times, "eager", forward_fully_compiled=ex.fully_compiled)
 
 

@@ -384,6 +384,39 @@ def test_forward_graph_returns_saved_inputs_themselves():
     assert len(run.compiled.kernel.outputs) == 1
 
 
+def test_embedding_bag_sum_with_gradients_enabled_is_compiled():
+    """With gradients enabled, aot_autograd's forward graph returns
+    _embedding_bag's other outputs for the backward: for a sum without
+    padding_idx they are lowered (what ATen returns: an empty offset2bag,
+    zero bag sizes and max indices), the forward runs compiled and the
+    weight gradient matches eager's (the backward's _embedding_bag_backward
+    runs eagerly). explain(grad=True) says so; a mean
+    still falls back, and explain says why."""
+    import copy
+
+    torch.manual_seed(0)
+    emb = nn.EmbeddingBag(50, 8, mode="sum")
+    ref = copy.deepcopy(emb)
+    idx, off = torch.randint(0, 50, (40,)), torch.tensor([0, 3, 3, 17, 30])
+    ex = lt.explain(emb, idx, off, grad=True)
+    assert ex.fully_compiled, str(ex)
+    torch._dynamo.reset()
+    fast = torch.compile(emb, backend="llvmaccel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the backward's embedding_bag_backward runs eagerly
+        y = fast(idx, off)
+        (y * torch.arange(8.0)).sum().backward()
+    yr = ref(idx, off)
+    (yr * torch.arange(8.0)).sum().backward()
+    torch.testing.assert_close(y, yr)
+    torch.testing.assert_close(emb.weight.grad, ref.weight.grad)
+    mean = nn.EmbeddingBag(50, 8, mode="mean")
+    ex3 = lt.explain(mean, idx, off, grad=True)
+    assert not ex3.fully_compiled
+    assert any("only the first output" in f.reason for f in ex3.fallbacks)
+    assert lt.explain(mean, idx, off).fully_compiled  # under no_grad
+
+
 def test_eval_model_without_no_grad_in_a_worker_thread_is_compiled():
     """Grad mode is per thread: a worker thread that does not disable it
     still runs the compiled forward, not eager."""

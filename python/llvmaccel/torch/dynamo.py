@@ -283,6 +283,14 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
                 out.append(r if isinstance(r, torch.Tensor) else torch.from_numpy(r))
             elif kind == "arg":
                 out.append(args[v])
+            elif kind == "view":
+                (where, k), ops = v
+                t = args[k] if where == "arg" else results[k]
+                if not isinstance(t, torch.Tensor):
+                    t = torch.from_numpy(t)
+                for target, rest, kw in ops:
+                    t = target(t, *rest, **kw)
+                out.append(t)
             elif kind == "int":
                 out.append(dim_eval(v, env))
             else:
@@ -294,10 +302,15 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
 
 
 def explain(model: Callable[..., Any], *inputs: Any, options: dict[str, Any] | None = None,
-            dynamic: bool | None = None) -> Explanation:
+            dynamic: bool | None = None, grad: bool = False) -> Explanation:
     """Compiles ``model`` with the llvmaccel backend, runs it once on
-    ``inputs`` (without gradients) and reports which nodes were compiled,
-    which fell back and why, and which passes fired.
+    ``inputs`` and reports which nodes were compiled, which fell back and
+    why, and which passes fired.
+
+    ``grad=False`` runs it under ``torch.no_grad()`` (the inference graph);
+    ``grad=True`` with gradients enabled, as a model in ``eval()`` called
+    without ``no_grad`` runs: the forward graph aot_autograd makes for the
+    backward (which also returns what the backward saves) is explained.
 
     The options are those of :func:`backend` (``strict`` is ignored). Dynamo's
     caches are left alone: the explanation is compiled with a backend of its
@@ -311,7 +324,7 @@ def explain(model: Callable[..., Any], *inputs: Any, options: dict[str, Any] | N
         return backend(gm, example_inputs, options=opts)
 
     compiled = torch.compile(model, backend=be, dynamic=dynamic)
-    with torch.no_grad(), warnings.catch_warnings():
+    with torch.set_grad_enabled(grad), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled(*inputs)
     return explanation

@@ -1055,7 +1055,21 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
     want = _shape(c.val[0])
     if tuple(out.shape) != want:
         out = g.reshape(out, want)
-    return (out, None, None, None)
+    aux: list[Node | None] = [None, None, None]
+    if _sum_bag_aux(mode, padding_idx) and len(c.val) == 4:
+        # What ATen's CPU kernel returns beside a sum without padding (and
+        # its backward reads back, aot_autograd saving it): offset2bag
+        # empty, bag_size and max_indices zeros, one per bag.
+        zero = g.scalar(0, DType.i64)
+        aux = [g.broadcast_to(zero, _shape(v)) for v in c.val[1:]]
+    return (out, *aux)
+
+
+def _sum_bag_aux(mode: Any, padding_idx: Any) -> bool:
+    """Whether the outputs of ``_embedding_bag`` after the first are the
+    constant ones of a sum without a padding index (the only ones lowered:
+    a mean's bag sizes and a padded sum's offset2bag are computed)."""
+    return mode == 0 and (padding_idx is None or padding_idx < 0)
 
 
 # ---------------------------------------------------------------------------
@@ -1095,7 +1109,15 @@ def node_support(node: torch.fx.Node) -> str | None:
         src = node.args[0]
         if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
                 _op_name(src.target) in _FIRST_OUTPUT_ONLY and node.args[1] != 0:
-            return f"{_op_name(src.target)}: only the first output is supported"
+            a = src.args
+            mode = a[4] if len(a) > 4 else src.kwargs.get("mode", 0)
+            pad = a[8] if len(a) > 8 else src.kwargs.get("padding_idx", None)
+            val = node.meta.get("val")
+            if not _sum_bag_aux(mode, pad):
+                return f"{_op_name(src.target)}: only the first output is supported " \
+                       "(and the others of a sum without padding_idx)"
+            if not isinstance(val, torch.Tensor) or not _static(val):
+                return f"{_op_name(src.target)}: an output of symbolic size after the first"
         return None
     val = node.meta.get("val")
     if t in _SYM_OPS or str(getattr(t, "__module__", "")).startswith("torch.fx.experimental"):
@@ -1211,8 +1233,11 @@ class LoweredGraph:
         symbol_args: (symbol name, FX placeholder position) of SymInt inputs.
         outputs: Per FX output: ("tensor", graph output index), ("arg", FX
             placeholder position: an input returned as it is, the very
-            tensor, as the FX graph returns it), ("int", size expression) or
-            ("none", None).
+            tensor, as the FX graph returns it), ("view", (base, ops)): a
+            view of an input or of a graph output (``base`` is ("arg", k) or
+            ("tensor", k)) made by applying ``ops`` (ATen view ops with
+            their other arguments, innermost first) to it, as the FX graph
+            does; ("int", size expression) or ("none", None).
         single_output: The FX graph returns one value, not a tuple.
         ops: ATen op names lowered.
     """
@@ -1313,16 +1338,33 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     outs_fx = out_spec if isinstance(out_spec, (tuple, list)) else [out_spec]
     outputs: list[tuple[str, Any]] = []
     graph_outs: list[Node] = []
+    out_index: dict[int, int] = {}
+
+    def graph_output(v: Node) -> int:
+        if v.id not in out_index:
+            out_index[v.id] = len(graph_outs)
+            graph_outs.append(v)
+        return out_index[v.id]
+
     for o in outs_fx:
         v = env[o] if isinstance(o, torch.fx.Node) else o
-        if isinstance(o, torch.fx.Node) and o in arg_pos and isinstance(v, Node):
+        base, views = _view_chain(o) if isinstance(o, torch.fx.Node) else (o, [])
+        if views and base in arg_pos and isinstance(env[base], Node):
+            # A view of an input (aot_autograd saves the per-table index
+            # rows select(indices, 0, t)): a view of the caller's tensor.
+            outputs.append(("view", (("arg", arg_pos[base]), views)))
+        elif views and isinstance(env.get(base), Node) and isinstance(v, Node):
+            # A view of a computed value (a transpose of a matmul operand
+            # saved for the backward): that value is an output, the view
+            # is made of it, not copied by the kernel.
+            outputs.append(("view", (("tensor", graph_output(env[base])), views)))
+        elif isinstance(o, torch.fx.Node) and o in arg_pos and isinstance(v, Node):
             # An input returned as it is (aot_autograd's forward graphs
             # return the weights the backward reads): the caller's tensor
             # itself, not a copy written by the kernel.
             outputs.append(("arg", arg_pos[o]))
         elif isinstance(v, Node):
-            outputs.append(("tensor", len(graph_outs)))
-            graph_outs.append(v)
+            outputs.append(("tensor", graph_output(v)))
         elif v is None:
             outputs.append(("none", None))
         elif isinstance(v, (int, SymExpr)):
@@ -1332,6 +1374,34 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     g.set_outputs(graph_outs)
     return LoweredGraph(g, tensor_args, symbol_args, outputs,
                         single_output=not isinstance(out_spec, (tuple, list)), ops=ops)
+
+
+def _view_targets() -> frozenset:
+    aten = torch.ops.aten
+    return frozenset({
+        aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+        aten.permute.default, aten.t.default, aten.transpose.int, aten.select.int,
+        aten.slice.Tensor, aten.expand.default, aten.alias.default, aten.unsqueeze.default,
+        aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default})
+
+
+def _view_chain(o: torch.fx.Node) -> tuple[torch.fx.Node, list[tuple[Any, tuple, dict]]]:
+    """``o`` as ATen view ops (with static arguments) of another FX node:
+    that node and the ops, innermost first (no ops: ``o`` is no such view)."""
+    views = _view_targets()
+    ops: list[tuple[Any, tuple, dict]] = []
+    base = o
+    while base.op == "call_function" and base.target in views and base.args and \
+            isinstance(base.args[0], torch.fx.Node):
+        rest, kwargs = tuple(base.args[1:]), dict(base.kwargs)
+        leaves: list[Any] = []
+        torch.fx.node.map_aggregate((rest, kwargs), leaves.append)
+        if any(isinstance(a, (torch.fx.Node, torch.SymInt)) for a in leaves):
+            break  # sizes known only at run time: left to the kernel
+        ops.append((base.target, rest, kwargs))
+        base = base.args[0]
+    ops.reverse()
+    return base, ops
 
 
 def _assume_range(g: Graph, name: str, val: torch.SymInt) -> None:
