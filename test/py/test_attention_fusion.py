@@ -193,22 +193,47 @@ def test_query_block_from_the_cache_size():
     assert query_block(10, 1024, DType.f32, t) <= 16  # no more rows than needed
 
 
-def test_declines_when_weights_are_returned():
-    """Attention weights that are also a result: the unfused path, recorded."""
-    graph = _graph(1, 2, 16, 24, 8, keep_weights=True)
+@pytest.mark.parametrize("shape", [(1, 2, 16, 24, 8), (2, 3, 300, 96, 16)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_weights_returned(shape, form):
+    """Attention weights that are also a result (aot_autograd's forward
+    graphs save them for the backward): the one-pass form writes them beside
+    the output, every query block of every batch index and head at its
+    place; the online form declines, recorded."""
+    graph = _graph(*shape[:4], shape[4], keep_weights=True)
     plans, choices = find_attention(graph, host())
-    assert not plans
-    assert [(kind, "result" in why) for _, kind, why in choices] == [("unfused", True)]
+    if form == "rows":
+        assert [kind for _, kind, _ in choices] == ["fused"]
+        (plan,) = plans.values()
+        assert plan.saved is not None
+    else:
+        assert not plans
+        assert [(kind, "result" in why) for _, kind, why in choices] == [("unfused", True)]
 
     def fn(q, k, v):
         w = torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1)
         return w @ v, w
 
-    q, k, v = _qkv(1, 2, 16, 24, 8)
+    q, k, v = _qkv(*shape)
     (out, w), kernels = _run(fn, q, k, v)
     ref_out, ref_w = fn(q, k, v)
     torch.testing.assert_close(out, ref_out, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(w, ref_w, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(w, ref_w, rtol=1e-5, atol=1e-6)
+    assert _choices(kernels) == ["fused" if form == "rows" else "unfused"]
+
+
+def test_scores_returned_are_not_fused():
+    """Scores (before the softmax) that are a result: nothing writes them in
+    the fused nest, so the attention is not fused."""
+    def fn(q, k, v):
+        s = q @ k.transpose(-1, -2)
+        return torch.softmax(s, -1) @ v, s
+
+    q, k, v = _qkv(1, 2, 16, 24, 8)
+    (out, s), kernels = _run(fn, q, k, v)
+    torch.testing.assert_close(out, torch.softmax(q @ k.transpose(-1, -2), -1) @ v,
+                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(s, q @ k.transpose(-1, -2), rtol=1e-5, atol=1e-5)
     assert _choices(kernels) == ["unfused"]
 
 
@@ -266,6 +291,31 @@ def test_parallel_equals_serial(causal, form, monkeypatch):
     for o in outs[1:]:
         assert torch.equal(o, outs[0])
     torch.testing.assert_close(outs[0], fn(q, k, v), rtol=1e-5, atol=1e-5)
+
+
+def test_parallel_weights_returned_equal_serial(monkeypatch):
+    """Saved attention weights written by two threads: the serial kernel's
+    bits, for the output and the weights."""
+    monkeypatch.setenv("LLVMACCEL_ATTENTION_FORM", "rows")
+    if parallel.max_threads() < 2:
+        monkeypatch.setattr(parallel, "max_threads", lambda: 2)
+    q, k, v = _qkv(2, 4, 160, 256, 64)
+
+    def fn(q, k, v):
+        w = torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1)
+        return w @ v, w
+
+    c = torch.compile(fn, backend="llvmaccel", dynamic=False)
+    outs = []
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (1, 2):
+            blas.set_num_threads(n)
+            outs.append(c(q, k, v))
+    kernels = [g.kernel for g in compiler._cache.values()]  # noqa: SLF001
+    assert _choices(kernels) == ["fused"] and all(kn.parallel for kn in kernels)
+    assert torch.equal(outs[0][0], outs[1][0]) and torch.equal(outs[0][1], outs[1][1])
+    torch.testing.assert_close(outs[0][1], fn(q, k, v)[1], rtol=1e-5, atol=1e-6)
 
 
 def test_transformer_block_fuses():

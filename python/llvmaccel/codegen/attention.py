@@ -53,8 +53,12 @@ Declined (the unfused path, recorded in :attr:`Kernel.attention` with the
 reason): ``LLVMACCEL_FUSED_ATTENTION=off``; softmaxes of half-precision
 scores (the explicit pattern on f16/bf16 tensors, whose matmuls round the
 scores and the probabilities to the half type; PyTorch's sdpa decomposition
-computes in f32 and is fused); operands other than f32 or f64; attention
-weights or scores used elsewhere (returned, or read by another op); a row
+computes in f32 and is fused); operands other than f32 or f64; scores
+returned or read by another op, or attention weights read by another op
+(attention weights that are a result of the graph, as aot_autograd's
+forward graphs save them for the backward, are written by the one-pass
+form: ``exp(x - max) / sum`` per row of the block, before its product by
+V; with the online form such an attention is not fused); a row
 condition other than a function of row reductions of the softmax's operand;
 Q or the probabilities read transposed.
 """
@@ -129,6 +133,10 @@ class AttentionPlan:
     q_operand: tuple[Node, bool, Node] | None = None
     k_operand: tuple[Node, bool, Node] | None = None
     scale: float = 1.0
+    # The probabilities (``p``, or the row condition's ``where`` of it) when
+    # they are a result of the graph too (aot_autograd's forward graphs
+    # save them for the backward): the one-pass form writes them.
+    saved: Node | None = None
 
 
 def enabled() -> bool:
@@ -369,16 +377,23 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
         inner |= {select.id} | {n for n in cpath if graph.nodes[n].op != "scalar"}
     if vb.id in inner or pa.id not in inner:
         return "V is computed from the probabilities"
+    probs = select if select is not None else p
     for nid in inner:
-        if nid in outputs:
-            return "the attention weights or scores are a result of the graph"
+        if nid in outputs and nid != probs.id:
+            return "the attention scores are a result of the graph"
         if any(u.id not in inner and u.id != o.id for u in users[nid]):
             return "the attention weights or scores are read by another op"
-    return AttentionPlan(out=o, scores=scores, score_view=score_view, x=x, mx=mx, e=e, den=den,
+    plan = AttentionPlan(out=o, scores=scores, score_view=score_view, x=x, mx=mx, e=e, den=den,
                          p=p, inner=inner, cond=cond, zero_if=zero_if,
                          row_reductions=reductions, row_nodes=row_nodes,
                          q_operand=operands[0],
                          k_operand=operands[1], scale=scale)
+    if probs.id in outputs:
+        if attention_form(plan, target) != "rows":
+            return "the attention weights are a result of the graph (written by the " \
+                   "one-pass form only, and the keys are too many for it)"
+        plan.saved = probs
+    return plan
 
 
 def _row_chain(e: Node, x: Node, mx: Node) -> list[Node] | None:
@@ -611,6 +626,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             # The softmax of each row, in place; the row sums kept apart.
             xb = self.delinearize(bt, tuple(x.shape[:-2])) if x.rank > 2 else []
             self.att_softmax(plan, sc, den, flags, rows, ds, i0, xb, acc_dt)
+            if plan.saved is not None:
+                self.att_save_probs(plan, sc, den, flags, rows, ds, bt, dl, i0)
             # The output block: probabilities @ V, then divided by the sums.
             oc = self.iadd(self.imul(bt, self.imul(dl, dw)), self.imul(i0, dw))
             mm2, dot2 = self.mm_plan(sc, bv, out, dt, rows, width, ds, False, tv)
@@ -618,6 +635,28 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             mm2.oc = oc
             self.mm_dot(mm2) if dot2 else self.mm_panels(mm2)
             self.att_normalize(plan, out, den, flags, [], rows, oc, dw, xb, i0)
+
+    def att_save_probs(self, plan: AttentionPlan, sc: Buffer, den: Buffer,
+                       flags: Buffer | None, rows: str, ds: str, bt: str, dl: str,
+                       i0: str) -> None:
+        """The block's probabilities written to their output (``plan.saved``,
+        of the softmax operand's shape): ``exp(x - max) / sum`` as the graph
+        divides them, rows whose condition holds set to 0."""
+        assert plan.saved is not None
+        out = self.buffers[plan.saved.id]
+        dt = out.dtype
+        zero = _const(0, dt)
+        first = self.imul(self.iadd(self.imul(bt, dl), i0), ds)
+        with self.loop(rows, hint="ap") as r:
+            d = self.convert(self.load(den, r), den.dtype, dt)
+            flag = self.load(flags, r) if flags is not None else None
+            row, base = self.iadd(first, self.imul(r, ds)), self.imul(r, ds)
+            with self.loop(ds, hint="aq") as j:
+                v = self.op(f"fdiv {dt.llvm} {self.load(sc, self.iadd(base, j))}, {d}")
+                if flag is not None:
+                    a, b = (zero, v) if plan.zero_if else (v, zero)
+                    v = self.op(f"select i1 {flag}, {dt.llvm} {a}, {dt.llvm} {b}")
+                self.store(out, self.iadd(row, j), v)
 
     def att_row_values(self, plan: AttentionPlan, m: str, idx_row: list[str]
                        ) -> list[tuple[Node, str]]:
