@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 from .target import TargetInfo
 
-__all__ = ["Choice", "abi", "choose", "has_batched", "library", "load", "min_flops", "mode",
+__all__ = ["Choice", "abi", "bf16_symbol", "choose", "has_batched", "library", "load", "min_flops", "mode",
            "num_threads", "set_num_threads", "status", "symbol", "sync_threads"]
 
 _PREFIX = "scipy_"
@@ -67,6 +67,12 @@ INT32_MAX = (1 << 31) - 1
 # nothing) stay llvmaccel's at any size.
 MIN_FLOPS = 1 << 27
 MIN_FLOPS_THREADED = 1 << 22
+# bf16 operands (the library's gemm_bf16bf16f32, see bf16_symbol): its AMX
+# and AVX512-BF16 kernels pass llvmaccel's bf16 pair kernel at smaller
+# products than the f32 GEMM does (bench/results/frontends-models.md, the
+# Rocket Lake Xeon with AMX-BF16: a TransformerEncoder in bf16 16.8 ms with
+# the f32 threshold, see the figures there with this one).
+MIN_FLOPS_BF16 = 1 << 20
 
 
 class _Library(NamedTuple):
@@ -205,6 +211,21 @@ def has_batched() -> bool:
     return abi() == "cblas"
 
 
+def bf16_symbol() -> str | None:
+    """The library's GEMM of bfloat16 operands with f32 products, sums and
+    result (MKL's Fortran ``gemm_bf16bf16f32_``, which PyTorch's library
+    exports: AMX or AVX512-BF16 kernels where the CPU has them), or None
+    (OpenBLAS as scipy-openblas32 ships it has no such GEMM)."""
+    lib = None if mode() == "off" else _load()
+    if lib is None or lib.abi != "fortran":
+        return None
+    try:
+        lib.cdll.gemm_bf16bf16f32_
+    except AttributeError:
+        return None
+    return "gemm_bf16bf16f32_"
+
+
 def symbol(itemsize: int, batched: bool = False) -> str:
     """The GEMM of the library for floats of ``itemsize`` bytes (``batched``:
     its strided-batch GEMM, CBLAS only)."""
@@ -242,7 +263,7 @@ def min_flops() -> int:
 
 def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
            target: TargetInfo, host: bool, complex_: bool = False,
-           tile_columns: int = 0) -> Choice:
+           tile_columns: int = 0, least: int | None = None) -> Choice:
     """The kernel for an ``M x K @ K x N`` matmul of real floats of
     ``itemsize`` bytes on ``target`` (``host``: the code runs in this
     process). Shape classes:
@@ -258,9 +279,11 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     * static sizes above: the library; sizes known only at run time: the
       branch is taken at run time on ``M * N * K``.
 
+    ``least`` replaces :func:`min_flops` (bf16 operands: :data:`MIN_FLOPS_BF16`).
     Sizes past the library's 32-bit interface, complex values, other
     targets than the host, and a library that is not loaded always get
     llvmaccel's kernel."""
+    least = min_flops() if least is None else least
     if not host:
         return Choice("own", "code for another target than this process")
     if complex_ or itemsize not in (4, 8):
@@ -280,12 +303,10 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
         if mode() == "always":
             return Choice("blas", "LLVMACCEL_BLAS=always")
         flops = m * n * k  # type: ignore[operator]
-        least = min_flops()
         if flops < least:
             return Choice("own", f"small ({flops} multiply-adds < {least})")
         return Choice("blas", f"{flops} multiply-adds >= {least}")
-    return Choice("runtime", "sizes known at run time",
-                  1 if mode() == "always" else min_flops())
+    return Choice("runtime", "sizes known at run time", 1 if mode() == "always" else least)
 
 
 def set_num_threads(n: int | None) -> None:

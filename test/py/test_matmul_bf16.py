@@ -211,6 +211,31 @@ def test_batched_and_broadcast_batch():
     _check(c, 13, 21, 9, tb=True, batch=(2, 3), bbatch=(1, 3))
 
 
+@needs_native
+@pytest.mark.parametrize("tb", [False, True], ids=["b", "bT"])
+def test_library_bf16_gemm_for_large_products(tb, monkeypatch):
+    """With PyTorch's library (MKL's gemm_bf16bf16f32: AMX where the CPU has
+    it), bf16 products of at least blas.MIN_FLOPS_BF16 multiply-adds call it
+    on the bf16 operands themselves, one call per batch index; results as
+    the f32 sums of the bf16 values, rounded."""
+    from llvmaccel import blas
+
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "torch")
+    if blas.bf16_symbol() is None:
+        pytest.skip(f"PyTorch's library has no bf16 GEMM: {blas.status()}")
+    c = compiler.compile_graph(_graph(96, 160, 130, tb=tb))
+    assert 96 * 160 * 130 >= blas.MIN_FLOPS_BF16
+    (kind, why), = [(k, r) for _, k, r in c.kernel.matmuls]
+    assert kind == "blas" and "gemm_bf16bf16f32_" in why, why
+    _check(c, 96, 160, 130, tb=tb)
+    c = compiler.compile_graph(_graph(40, 64, 420, tb=tb, batch=(3,)))
+    assert c.kernel.matmuls[0][1] == "blas"
+    _check(c, 40, 64, 420, tb=tb, batch=(3,))
+    # Below the threshold: llvmaccel's bf16 pair kernel.
+    small = compiler.compile_graph(_graph(30, 40, 50, tb=tb))
+    assert small.kernel.matmuls[0][1] == "own" and "dpbf16ps" in small.kernel.ir
+
+
 # --- through the PyTorch frontend -------------------------------------------------------
 
 torch = pytest.importorskip("torch")

@@ -100,7 +100,18 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         library has no bf16 GEMM, scipy-openblas32 no sbgemm), else
         :func:`llvmaccel.blas.choose`'s."""
         dt = node.dtype
-        if dot2:
+        if dot2 and blas.bf16_symbol() is not None and node.dtype is DType.f32:
+            # The library's bf16 GEMM (MKL's, AMX where the CPU has it) for
+            # the shapes its f32 GEMM would take; llvmaccel's bf16 pair
+            # kernel for the others.
+            vw = _matmul_tiling(dt, 1, self.target)[0]
+            base = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
+                               tile_columns=_MATMUL_NR_VECTORS * vw,
+                               least=blas.MIN_FLOPS_BF16)
+            choice = base._replace(reason=f"bf16 operands, {blas.bf16_symbol()}: "
+                                   f"{base.reason}" if base.kernel != "own" else
+                                   f"bf16 operands, {dot2}: {base.reason}")
+        elif dot2:
             choice = blas.Choice("own", f"bf16 operands, {dot2}")
         else:
             vw = _matmul_tiling(dt, 1, self.target)[0]
@@ -173,8 +184,9 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             return d if d.lstrip("-").isdigit() else self.op(f"trunc i64 {d} to i32", "i")
 
         m, n, k = i32(mm.dm), i32(mm.dn), i32(mm.dk)
-        a = self.ptr(mm.ba.param, mm.t, mm.oa)
-        b = self.ptr(mm.bb.param, mm.t, mm.ob)
+        # (bf16 operands, mm.dot2: the library's bf16 GEMM, an f32 result.)
+        a = self.ptr(mm.ba.param, mm.ba.dtype.mem, mm.oa)
+        b = self.ptr(mm.bb.param, mm.bb.dtype.mem, mm.ob)
         c = self.ptr(mm.out.param, mm.t, mm.oc)
         one, zero = _const(1, mm.dt), _const(0, mm.dt)
         lda, ldb = (m if mm.ta else k), (k if mm.tb else n)
@@ -219,7 +231,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         args = [ref("i8", trans if mm.tb else no_trans), ref("i8", trans if mm.ta else no_trans),
                 ref("i32", n), ref("i32", m), ref("i32", k), ref(mm.t, one), b,
                 ref("i32", ldb), a, ref("i32", lda), ref(mm.t, zero), c, ref("i32", n)]
-        fn = blas.symbol(mm.dt.itemsize)
+        fn = blas.bf16_symbol() if mm.dot2 else blas.symbol(mm.dt.itemsize)
+        assert fn is not None, "a bf16 GEMM call without the library's bf16 GEMM"
         self.declare(fn, "void", ["ptr"] * len(args))
         self.line(f"call void @{fn}({', '.join(f'ptr {v}' for v in args)})")
         self.uses_blas = True
