@@ -49,8 +49,9 @@ from typing import NamedTuple
 
 from .target import TargetInfo
 
-__all__ = ["Choice", "abi", "bf16_symbol", "choose", "has_batched", "library", "load", "min_flops", "mode",
-           "num_threads", "set_num_threads", "status", "symbol", "sync_threads"]
+__all__ = ["Choice", "abi", "bf16_symbol", "choose", "has_batched", "library", "load",
+           "min_flops", "mode", "num_threads", "set_num_threads", "status", "symbol",
+           "sync_threads"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
@@ -219,9 +220,7 @@ def bf16_symbol() -> str | None:
     lib = None if mode() == "off" else _load()
     if lib is None or lib.abi != "fortran":
         return None
-    try:
-        lib.cdll.gemm_bf16bf16f32_
-    except AttributeError:
+    if not hasattr(lib.cdll, "gemm_bf16bf16f32_"):
         return None
     return "gemm_bf16bf16f32_"
 
