@@ -79,7 +79,16 @@ from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common, parallel
 from .attention import AttentionEmitter, find_attention
-from .common import _BUFFERS, _KERNELS, _VIEWS, Buffer, CodegenError, Kernel, _root_for_buffer
+from .common import (
+    _BUFFERS,
+    _KERNELS,
+    _VIEWS,
+    Buffer,
+    CodegenError,
+    Kernel,
+    _root_for_buffer,
+    buffered_reads,
+)
 from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter, conv_operands
 from .custom import CustomEmitter
@@ -474,30 +483,18 @@ def _producer_fusions(graph: Graph, order: list, buffered: set[int], skip: set[i
     pos = {n.id: k for k, n in enumerate(nodes)}
     # For every nest: the buffered nodes its expression reads, and whether
     # every path reads them at its own element (True) or not.
-    reads: dict[int, dict[int, bool]] = {}
-    for m in nodes:
-        found: dict[int, bool] = {}
-        elementwise = m.op in _ELEMENTWISE
-        stack = [(i, elementwise and tuple(i.shape) == tuple(m.shape)) for i in m.inputs]
-        seen: set[tuple[int, bool]] = set()
-        while stack:
-            n, same = stack.pop()
-            if (n.id, same) in seen:
-                continue
-            seen.add((n.id, same))
-            if n.id in buffered:
-                found[n.id] = found.get(n.id, True) and same
-                continue
-            for i in n.inputs:
-                keeps = n.op == "reshape" or (n.op in _ELEMENTWISE and
-                                              tuple(i.shape) == tuple(n.shape))
-                stack.append((i, same and keeps))
-        reads[m.id] = found
+    def at_element(user: Node, x: Node) -> bool:
+        return user.op == "reshape" or (user.op in _ELEMENTWISE and
+                                        tuple(x.shape) == tuple(user.shape))
+
+    reads = {m.id: buffered_reads([(i, m.op in _ELEMENTWISE and at_element(m, i))
+                                   for i in m.inputs], buffered, at_element)
+             for m in nodes}
     out: dict[int, list[Node]] = {}
     taken: set[int] = set()
     for x in nodes:
         if x.op not in _ELEMENTWISE or x.id in skip or x.id in avoid or x.id in taken or \
-                x.id in out or not _static(x.shape):
+                not _static(x.shape):
             continue
         readers = [m for m in nodes if x.id in reads[m.id]]
         if not readers:

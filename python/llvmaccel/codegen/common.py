@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +140,30 @@ def _root_for_buffer(node: Node) -> int:
     while node.op == "reshape":
         node = node.inputs[0]
     return node.id
+
+
+def buffered_reads(starts: list[tuple[Node, bool]], stop: set[int],
+                   keeps: Callable[[Node, Node], bool]) -> dict[int, bool]:
+    """The nodes with buffers (ids in ``stop``) a loop nest's expression
+    reads, each with whether every read is at the nest's own position:
+    walked from ``starts`` (the nest's operands, each with whether the nest
+    reads it at its own position) through the nodes computed inline, where
+    ``keeps(user, x)`` says whether ``user`` reads its operand ``x`` at the
+    position ``user`` itself is read at."""
+    out: dict[int, bool] = {}
+    seen: set[tuple[int, bool]] = set()
+    work = list(starts)
+    while work:
+        x, same = work.pop()
+        if (x.id, same) in seen:
+            continue
+        seen.add((x.id, same))
+        if x.id in stop:
+            out[x.id] = out.get(x.id, True) and same
+            continue
+        for y in x.inputs:
+            work.append((y, same and keeps(x, y)))
+    return out
 
 
 def default_target() -> TargetInfo:

@@ -534,7 +534,6 @@ class EmitterCore:
                     self.produced[x.id] = v
                 idx = self.delinearize(r, tuple(node.shape[:-1])) + [k]
                 self.store(out, self.linear(idx, node.shape), self.emit(node, idx))
-                self.produced = {}
         finally:
             if own_out is not None:
                 self.buffers[node.id] = own_out

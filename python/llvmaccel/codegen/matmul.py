@@ -100,17 +100,17 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         library has no bf16 GEMM, scipy-openblas32 no sbgemm), else
         :func:`llvmaccel.blas.choose`'s."""
         dt = node.dtype
-        if dot2 and blas.bf16_symbol() is not None and node.dtype is DType.f32:
-            # The library's bf16 GEMM (MKL's, AMX where the CPU has it) for
-            # the shapes its f32 GEMM would take; llvmaccel's bf16 pair
-            # kernel for the others.
+        library_bf16 = blas.bf16_symbol() if dot2 and dt is DType.f32 else None
+        if library_bf16 is not None:
+            # The library's bf16 GEMM (MKL's, AMX where the CPU has it) from
+            # MIN_FLOPS_BF16 multiply-adds; llvmaccel's bf16 pair kernel
+            # for the others.
             vw = _matmul_tiling(dt, 1, self.target)[0]
             base = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
                                tile_columns=_MATMUL_NR_VECTORS * vw,
                                least=blas.MIN_FLOPS_BF16)
-            choice = base._replace(reason=f"bf16 operands, {blas.bf16_symbol()}: "
-                                   f"{base.reason}" if base.kernel != "own" else
-                                   f"bf16 operands, {dot2}: {base.reason}")
+            kernel = library_bf16 if base.kernel != "own" else dot2
+            choice = base._replace(reason=f"bf16 operands, {kernel}: {base.reason}")
         elif dot2:
             choice = blas.Choice("own", f"bf16 operands, {dot2}")
         else:

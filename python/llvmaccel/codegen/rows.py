@@ -20,7 +20,7 @@ and broadcasts that keep P; any other view ends the group).
 from __future__ import annotations
 
 from ..graph import Graph, Node, shape_numel
-from .common import Buffer
+from .common import Buffer, buffered_reads
 from .elementwise import _rows_first
 from .emitter import EmitterCore
 
@@ -61,24 +61,11 @@ def _reads(node: Node, p: int, stop: set[int]) -> dict[int, bool]:
     """The materialized nodes (ids in ``stop``) that ``node``'s loop nest
     reads, each with whether every read is at ``node``'s own row (the
     leading ``p`` indices unchanged)."""
-    out: dict[int, bool] = {}
-    seen: set[tuple[int, bool]] = set()
     if node.op == "reduce":
         start = [(node.inputs[0], True)]
     else:
         start = [(x, _keeps_rows(node, x, p)) for x in node.inputs]
-    work = list(start)
-    while work:
-        x, same = work.pop()
-        if (x.id, same) in seen:
-            continue
-        seen.add((x.id, same))
-        if x.id in stop:
-            out[x.id] = out.get(x.id, True) and same
-            continue
-        for y in x.inputs:
-            work.append((y, same and x.op in _ELEMENTWISE and _keeps_rows(x, y, p)))
-    return out
+    return buffered_reads(start, stop, lambda x, y: _keeps_rows(x, y, p))
 
 
 def _keeps_rows(user: Node, x: Node, p: int) -> bool:

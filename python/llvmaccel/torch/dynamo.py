@@ -281,8 +281,6 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
                 # A graph with no tensor inputs (torch.arange(n) * 2) is run
                 # with numpy buffers: its results are still tensors.
                 out.append(r if isinstance(r, torch.Tensor) else torch.from_numpy(r))
-            elif kind == "arg":
-                out.append(args[v])
             elif kind == "view":
                 (where, k), ops = v
                 t = args[k] if where == "arg" else results[k]

@@ -9,6 +9,7 @@ symbolic sizes (dynamic shapes) become size symbols of the graph.
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import re
@@ -1065,6 +1066,11 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
     return (out, *aux)
 
 
+def _call_arg(node: torch.fx.Node, pos: int, name: str, default: Any = None) -> Any:
+    """Argument ``name`` (position ``pos``) of an FX call, or ``default``."""
+    return node.args[pos] if len(node.args) > pos else node.kwargs.get(name, default)
+
+
 def _sum_bag_aux(mode: Any, padding_idx: Any) -> bool:
     """Whether the outputs of ``_embedding_bag`` after the first are the
     constant ones of a sum without a padding index (the only ones lowered:
@@ -1109,11 +1115,8 @@ def node_support(node: torch.fx.Node) -> str | None:
         src = node.args[0]
         if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
                 _op_name(src.target) in _FIRST_OUTPUT_ONLY and node.args[1] != 0:
-            a = src.args
-            mode = a[4] if len(a) > 4 else src.kwargs.get("mode", 0)
-            pad = a[8] if len(a) > 8 else src.kwargs.get("padding_idx", None)
             val = node.meta.get("val")
-            if not _sum_bag_aux(mode, pad):
+            if not _sum_bag_aux(_call_arg(src, 4, "mode", 0), _call_arg(src, 8, "padding_idx")):
                 return f"{_op_name(src.target)}: only the first output is supported " \
                        "(and the others of a sum without padding_idx)"
             if not isinstance(val, torch.Tensor) or not _static(val):
@@ -1186,7 +1189,7 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
     if reason is not None:
         return reason
     if name in ("_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"):
-        mode = args[4] if len(args) > 4 else node.kwargs.get("mode", 0)
+        mode = _call_arg(node, 4, "mode", 0)
         if mode not in (0, 1):
             return "embedding_bag mode 'max' is not supported"
         if args[1].meta["val"].dim() != 1:
@@ -1231,13 +1234,13 @@ class LoweredGraph:
         graph: The llvmaccel graph.
         tensor_args: Positions of the FX placeholders that are graph inputs.
         symbol_args: (symbol name, FX placeholder position) of SymInt inputs.
-        outputs: Per FX output: ("tensor", graph output index), ("arg", FX
-            placeholder position: an input returned as it is, the very
-            tensor, as the FX graph returns it), ("view", (base, ops)): a
-            view of an input or of a graph output (``base`` is ("arg", k) or
-            ("tensor", k)) made by applying ``ops`` (ATen view ops with
-            their other arguments, innermost first) to it, as the FX graph
-            does; ("int", size expression) or ("none", None).
+        outputs: Per FX output: ("tensor", graph output index), ("view",
+            (base, ops)): an input (``base`` ("arg", FX placeholder
+            position)) or a graph output (``base`` ("tensor", index)) with
+            ``ops`` applied (ATen view ops with their other arguments,
+            innermost first; none for an input returned as it is), the very
+            tensor or a view of it as the FX graph returns it, not a copy;
+            ("int", size expression) or ("none", None).
         single_output: The FX graph returns one value, not a tuple.
         ops: ATen op names lowered.
     """
@@ -1349,20 +1352,17 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     for o in outs_fx:
         v = env[o] if isinstance(o, torch.fx.Node) else o
         base, views = _view_chain(o) if isinstance(o, torch.fx.Node) else (o, [])
-        if views and base in arg_pos and isinstance(env[base], Node):
-            # A view of an input (aot_autograd saves the per-table index
-            # rows select(indices, 0, t)): a view of the caller's tensor.
+        if base in arg_pos and isinstance(env[base], Node):
+            # An input returned as it is (aot_autograd's forward graphs
+            # return the weights the backward reads) or a view of one (the
+            # per-table index rows select(indices, 0, t)): the caller's
+            # tensor itself, or a view of it.
             outputs.append(("view", (("arg", arg_pos[base]), views)))
         elif views and isinstance(env.get(base), Node) and isinstance(v, Node):
             # A view of a computed value (a transpose of a matmul operand
             # saved for the backward): that value is an output, the view
             # is made of it, not copied by the kernel.
             outputs.append(("view", (("tensor", graph_output(env[base])), views)))
-        elif isinstance(o, torch.fx.Node) and o in arg_pos and isinstance(v, Node):
-            # An input returned as it is (aot_autograd's forward graphs
-            # return the weights the backward reads): the caller's tensor
-            # itself, not a copy written by the kernel.
-            outputs.append(("arg", arg_pos[o]))
         elif isinstance(v, Node):
             outputs.append(("tensor", graph_output(v)))
         elif v is None:
@@ -1376,6 +1376,7 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
                         single_output=not isinstance(out_spec, (tuple, list)), ops=ops)
 
 
+@functools.cache
 def _view_targets() -> frozenset:
     aten = torch.ops.aten
     return frozenset({
