@@ -18,6 +18,11 @@ Usage::
     .venv/bin/python bench/gemm/run.py --library openblas  # the library's GEMM:
                                                        # torch's own (the default
                                                        # once torch is imported)
+    .venv/bin/python bench/gemm/run.py --dtype bf16    # bfloat16 operands: the bf16
+                                                       # kernel (codegen.matmul_bf16, or
+                                                       # f32 casts where the CPU has no
+                                                       # bf16 dot) against the library's
+                                                       # gemm_bf16bf16f32 (MIN_FLOPS_BF16)
 """
 
 from __future__ import annotations
@@ -67,13 +72,14 @@ SHAPES = [
 QUICK = [s for s in SHAPES if s[2:5] in ((8, 8, 8), (64, 64, 64), (256, 16, 512))]
 
 
-def graph(b: int, m: int, n: int, k: int, tb: bool):
+def graph(b: int, m: int, n: int, k: int, tb: bool, dtype: str = "f32"):
     from llvmaccel.graph import DType, Graph
 
     g = Graph()
     batch = (b,) if b > 1 else ()
-    a = g.input("a", batch + (m, k), DType.f32)
-    w = g.input("b", batch + ((n, k) if tb else (k, n)), DType.f32)
+    dt = DType.bf16 if dtype == "bf16" else DType.f32
+    a = g.input("a", batch + (m, k), dt)
+    w = g.input("b", batch + ((n, k) if tb else (k, n)), dt)
     if tb:
         w = g.permute(w, tuple(range(w.rank - 2)) + (w.rank - 1, w.rank - 2))
     g.set_outputs([g.matmul(a, w)])
@@ -88,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--library", choices=["auto", "torch", "openblas"], default="auto",
                     help="LLVMACCEL_BLAS_LIBRARY for the llvmaccel-blas variant")
+    ap.add_argument("--dtype", choices=["f32", "bf16"], default="f32",
+                    help="operand dtype (bf16: f32 products and sums, bf16 result, "
+                         "as torch.mm of bfloat16 tensors)")
     opts = ap.parse_args(argv)
     os.environ["LLVMACCEL_BLAS_LIBRARY"] = opts.library
     torch.set_num_threads(opts.threads)
@@ -100,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()
     rows = []
     for cls, b, m, n, k, tb in (QUICK if opts.quick else SHAPES):
-        g = graph(b, m, n, k, tb)
+        g = graph(b, m, n, k, tb, opts.dtype)
         variants = {}
         for mode in ("off", "always"):
             os.environ["LLVMACCEL_BLAS"] = mode
@@ -109,15 +118,19 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop("LLVMACCEL_BLAS")
         gen = torch.Generator().manual_seed(0)
         batch = (b,) if b > 1 else ()
-        xa = torch.randn(*batch, m, k, generator=gen)
-        xb = torch.randn(*batch, *((n, k) if tb else (k, n)), generator=gen)
+        tdt = torch.bfloat16 if opts.dtype == "bf16" else torch.float32
+        xa = torch.randn(*batch, m, k, generator=gen).to(tdt)
+        xb = torch.randn(*batch, *((n, k) if tb else (k, n)), generator=gen).to(tdt)
         wb = xb.transpose(-1, -2) if tb else xb
         mm = torch.bmm if b > 1 else torch.mm
         fns = {k2: (lambda c=c, xa=xa, xb=xb: c(xa, xb)[0]) for k2, c in variants.items()}
         fns["torch"] = lambda mm=mm, xa=xa, wb=wb: mm(xa, wb)
         ref = fns["torch"]()
+        # bf16: the f32 sums of k products, each rounded once to bf16 (1/128
+        # of the value), their order differing between kernels.
+        tol = (1.6e-2, 1e-2 * k ** 0.5) if opts.dtype == "bf16" else (1e-3, 1e-3)
         for f in fns.values():
-            torch.testing.assert_close(f(), ref, rtol=1e-3, atol=1e-3)
+            torch.testing.assert_close(f(), ref, rtol=tol[0], atol=tol[1])
         reps = max(1, int(2e7 // max(1, b * m * n * k)))  # ~ms per sample
         times: dict[str, list[float]] = {v: [] for v in fns}
         names = list(fns)
@@ -143,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "cpu": _cpu_name(), "host": _host(), "machine": platform.machine(),
         "threads": opts.threads, "rounds": opts.rounds, "torch": torch.__version__,
+        "dtype": opts.dtype,
         "blas": blas.status(),
         "load_average": [round(v, 2) for v in (*load_start, *os.getloadavg())],
     }
@@ -151,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     path = out / "gemm.json"
     hosts = json.loads(path.read_text())["hosts"] if path.exists() else {}
     key = (f"{meta['host']['key']} ({opts.threads} thread{'s' * (opts.threads > 1)}, "
-           f"{blas.library()} BLAS)")
+           f"{blas.library()} BLAS{', bf16' if opts.dtype == 'bf16' else ''})")
     hosts[key] = {"meta": meta, "results": rows}
     path.write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
     (out / "gemm.md").write_text(markdown(hosts))

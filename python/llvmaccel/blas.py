@@ -49,9 +49,9 @@ from typing import NamedTuple
 
 from .target import TargetInfo
 
-__all__ = ["Choice", "abi", "bf16_symbol", "choose", "has_batched", "library", "load",
-           "min_flops", "mode", "num_threads", "set_num_threads", "status", "symbol",
-           "sync_threads"]
+__all__ = ["Choice", "abi", "bf16_library_reason", "bf16_symbol", "choose", "has_batched",
+           "library", "load", "min_flops", "mode", "num_threads", "set_num_threads", "status",
+           "symbol", "sync_threads"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
@@ -68,11 +68,14 @@ INT32_MAX = (1 << 31) - 1
 # nothing) stay llvmaccel's at any size.
 MIN_FLOPS = 1 << 27
 MIN_FLOPS_THREADED = 1 << 22
-# bf16 operands (the library's gemm_bf16bf16f32, see bf16_symbol): its AMX
-# and AVX512-BF16 kernels pass llvmaccel's bf16 pair kernel at smaller
-# products than the f32 GEMM does (bench/results/frontends-models.md, the
-# Rocket Lake Xeon with AMX-BF16: a TransformerEncoder in bf16 16.8 ms with
-# the f32 threshold, see the figures there with this one).
+# bf16 operands (the library's gemm_bf16bf16f32, see bf16_symbol), on CPUs
+# with AMX-BF16 only (bf16_library_reason): there its tile kernels pass
+# llvmaccel's bf16 pair kernel at smaller products than the f32 GEMM does
+# (bench/results/frontends-models.md, the Rocket Lake Xeon with AMX-BF16: a
+# TransformerEncoder in bf16 16.8 ms with the f32 threshold, see the figures
+# there with this one). Without AMX (AVX512-BF16 only: the Zen 4 EPYC) MKL's
+# bf16 GEMM ran 1.5-3x slower than llvmaccel's kernel at every size
+# (bench/results/gemm.md, bf16 section), so it is not called there.
 MIN_FLOPS_BF16 = 1 << 20
 
 
@@ -223,6 +226,21 @@ def bf16_symbol() -> str | None:
     if not hasattr(lib.cdll, "gemm_bf16bf16f32_"):
         return None
     return "gemm_bf16bf16f32_"
+
+
+def bf16_library_reason(target: TargetInfo) -> str | None:
+    """None where the library's bf16 GEMM (:func:`bf16_symbol`) may be
+    chosen for code on ``target`` (by size, :data:`MIN_FLOPS_BF16`), else
+    why not: it is called only where the CPU has AMX-BF16 tiles, which
+    llvmaccel's bf16 kernel does not use; with AVX512-BF16 dot products
+    alone llvmaccel's kernel was faster at every size measured.
+    ``LLVMACCEL_BLAS=always`` calls it on any CPU."""
+    if bf16_symbol() is None:
+        return "the library has no bf16 GEMM"
+    if "amx-bf16" not in target.features and mode() != "always":
+        return (f"{target.cpu} has no AMX-BF16: llvmaccel's kernel beats the "
+                "library's bf16 GEMM there")
+    return None
 
 
 def symbol(itemsize: int, batched: bool = False) -> str:

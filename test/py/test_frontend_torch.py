@@ -384,20 +384,27 @@ def test_forward_graph_returns_saved_inputs_themselves():
     assert len(run.compiled.kernel.outputs) == 1
 
 
-def test_embedding_bag_sum_with_gradients_enabled_is_compiled():
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("padding_idx", [None, 0])
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_embedding_bag_with_gradients_enabled_is_compiled(mode, padding_idx, last, dtype):
     """With gradients enabled, aot_autograd's forward graph returns
-    _embedding_bag's other outputs for the backward: for a sum without
-    padding_idx they are lowered (what ATen returns: an empty offset2bag,
-    zero bag sizes and max indices), the forward runs compiled and the
-    weight gradient matches eager's (the backward's _embedding_bag_backward
-    runs eagerly). explain(grad=True) says so; a mean
-    still falls back, and explain says why."""
+    _embedding_bag's other outputs for the backward (offset2bag, bag sizes,
+    max indices, as ATen's CPU kernel computes them): they are lowered, the
+    forward runs compiled, and the weight gradient matches eager's (the
+    backward's _embedding_bag_backward runs eagerly on what the compiled
+    forward saved). explain(grad=True) says so. Empty bags, a trailing
+    empty bag and padding entries are in the input."""
     import copy
 
     torch.manual_seed(0)
-    emb = nn.EmbeddingBag(50, 8, mode="sum")
+    emb = nn.EmbeddingBag(50, 8, mode=mode, padding_idx=padding_idx,
+                          include_last_offset=last).to(dtype)
     ref = copy.deepcopy(emb)
-    idx, off = torch.randint(0, 50, (40,)), torch.tensor([0, 3, 3, 17, 30])
+    idx = torch.randint(0, 50, (40,))
+    idx[::7] = 0
+    off = torch.tensor([0, 3, 3, 17, 30, 40])  # with last: 5 bags, else a 6th empty one
     ex = lt.explain(emb, idx, off, grad=True)
     # (aot_autograd may compile the backward graph here too: its
     # _embedding_bag_backward is not lowered.)
@@ -405,18 +412,32 @@ def test_embedding_bag_sum_with_gradients_enabled_is_compiled():
     assert all("backward" in f.target for f in ex.fallbacks), str(ex)
     torch._dynamo.reset()
     fast = torch.compile(emb, backend="llvmaccel")
+    scale = torch.arange(8.0, dtype=dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the backward's embedding_bag_backward runs eagerly
         y = fast(idx, off)
-        (y * torch.arange(8.0)).sum().backward()
+        (y * scale).sum().backward()
     yr = ref(idx, off)
-    (yr * torch.arange(8.0)).sum().backward()
+    (yr * scale).sum().backward()
     torch.testing.assert_close(y, yr)
     torch.testing.assert_close(emb.weight.grad, ref.weight.grad)
-    mean = nn.EmbeddingBag(50, 8, mode="mean")
-    ex3 = lt.explain(mean, idx, off, grad=True)
-    assert any("only the first output" in f.reason for f in ex3.fallbacks), str(ex3)
-    assert lt.explain(mean, idx, off).fully_compiled  # under no_grad
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+@pytest.mark.parametrize("last", [False, True])
+def test_embedding_bag_other_outputs_match_aten(mode, padding_idx, last):
+    """offset2bag, bag_size and max_indices are ATen's values exactly,
+    with empty bags (leading, middle, trailing) and padding entries."""
+    w = torch.randn(10, 4)
+    idx = torch.tensor([1, 2, 2, 3, 0, 5, 2, 7, 2])
+    off = torch.tensor([0, 0, 2, 2, 5, 9])
+
+    def fn(w, i, o):
+        return torch.ops.aten._embedding_bag(w, i, o, False, mode, False, None, last,
+                                             padding_idx)
+
+    _check(fn, w, idx, off, options={"strict": True})
 
 
 def test_eval_model_without_no_grad_in_a_worker_thread_is_compiled():

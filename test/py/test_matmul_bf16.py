@@ -211,18 +211,43 @@ def test_batched_and_broadcast_batch():
     _check(c, 13, 21, 9, tb=True, batch=(2, 3), bbatch=(1, 3))
 
 
-@needs_native
-@pytest.mark.parametrize("tb", [False, True], ids=["b", "bT"])
-def test_library_bf16_gemm_for_large_products(tb, monkeypatch):
-    """With PyTorch's library (MKL's gemm_bf16bf16f32: AMX where the CPU has
-    it), bf16 products of at least blas.MIN_FLOPS_BF16 multiply-adds call it
-    on the bf16 operands themselves, one call per batch index; results as
-    the f32 sums of the bf16 values, rounded."""
+def test_library_bf16_gemm_only_with_amx(monkeypatch):
+    """The library's bf16 GEMM is a candidate only on CPUs with AMX-BF16
+    (without, llvmaccel's AVX512-BF16 kernel measured faster at every
+    size); LLVMACCEL_BLAS=always makes it one anywhere."""
     from llvmaccel import blas
 
     monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "torch")
     if blas.bf16_symbol() is None:
         pytest.skip(f"PyTorch's library has no bf16 GEMM: {blas.status()}")
+    amx = dataclasses.replace(ZEN4, cpu="sapphirerapids",
+                              features=ZEN4.features | {"amx-bf16", "amx-tile"})
+    assert blas.bf16_library_reason(amx) is None
+    assert "no AMX-BF16" in blas.bf16_library_reason(ZEN4)
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")
+    assert blas.bf16_library_reason(ZEN4) is None
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
+    assert blas.bf16_library_reason(amx) is not None
+
+
+@needs_native
+@pytest.mark.parametrize("tb", [False, True], ids=["b", "bT"])
+def test_library_bf16_gemm_for_large_products(tb, monkeypatch):
+    """With PyTorch's library (MKL's gemm_bf16bf16f32), bf16 products of at
+    least blas.MIN_FLOPS_BF16 multiply-adds call it on the bf16 operands
+    themselves, one call per batch index, where the host has AMX-BF16 (and
+    anywhere with LLVMACCEL_BLAS=always); results as the f32 sums of the
+    bf16 values, rounded."""
+    from llvmaccel import blas
+
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "torch")
+    if blas.bf16_symbol() is None:
+        pytest.skip(f"PyTorch's library has no bf16 GEMM: {blas.status()}")
+    if blas.bf16_library_reason(host()) is not None:
+        c = compiler.compile_graph(_graph(96, 160, 130, tb=tb))
+        (kind, why), = [(k, r) for _, k, r in c.kernel.matmuls]
+        assert kind == "own" and "no AMX-BF16" in why, why
+        monkeypatch.setenv("LLVMACCEL_BLAS", "always")
     c = compiler.compile_graph(_graph(96, 160, 130, tb=tb))
     assert 96 * 160 * 130 >= blas.MIN_FLOPS_BF16
     (kind, why), = [(k, r) for _, k, r in c.kernel.matmuls]
@@ -231,7 +256,8 @@ def test_library_bf16_gemm_for_large_products(tb, monkeypatch):
     c = compiler.compile_graph(_graph(40, 64, 420, tb=tb, batch=(3,)))
     assert c.kernel.matmuls[0][1] == "blas"
     _check(c, 40, 64, 420, tb=tb, batch=(3,))
-    # Below the threshold: llvmaccel's bf16 pair kernel.
+    # Below the threshold (AMX host): llvmaccel's bf16 pair kernel.
+    monkeypatch.delenv("LLVMACCEL_BLAS", raising=False)
     small = compiler.compile_graph(_graph(30, 40, 50, tb=tb))
     assert small.kernel.matmuls[0][1] == "own" and "dpbf16ps" in small.kernel.ir
 

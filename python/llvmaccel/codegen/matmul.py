@@ -96,23 +96,26 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
     def mm_choose(self, node: Node, m: object, n: object, k: object, dot: bool,
                   dot2: str | None) -> blas.Choice:
         """The kernel of ``node``'s ``M x K @ K x N`` product (recorded in
-        :attr:`matmul_choices`): llvmaccel's for bf16 operands (``dot2``: the
-        library has no bf16 GEMM, scipy-openblas32 no sbgemm), else
-        :func:`llvmaccel.blas.choose`'s."""
+        :attr:`matmul_choices`): :func:`llvmaccel.blas.choose`'s; for bf16
+        operands (``dot2``) with the library's bf16 GEMM only where
+        :func:`llvmaccel.blas.bf16_library_reason` allows it, else
+        llvmaccel's bf16 kernel."""
         dt = node.dtype
-        library_bf16 = blas.bf16_symbol() if dot2 and dt is DType.f32 else None
-        if library_bf16 is not None:
-            # The library's bf16 GEMM (MKL's, AMX where the CPU has it) from
-            # MIN_FLOPS_BF16 multiply-adds; llvmaccel's bf16 pair kernel
-            # for the others.
-            vw = _matmul_tiling(dt, 1, self.target)[0]
-            base = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
-                               tile_columns=_MATMUL_NR_VECTORS * vw,
-                               least=blas.MIN_FLOPS_BF16)
-            kernel = library_bf16 if base.kernel != "own" else dot2
-            choice = base._replace(reason=f"bf16 operands, {kernel}: {base.reason}")
-        elif dot2:
-            choice = blas.Choice("own", f"bf16 operands, {dot2}")
+        if dot2:
+            no_library = blas.bf16_library_reason(self.target) if dt is DType.f32 \
+                else "products not in f32"
+            if no_library is None:
+                # The library's bf16 GEMM (MKL's AMX kernels) from
+                # MIN_FLOPS_BF16 multiply-adds; llvmaccel's bf16 pair
+                # kernel for the others.
+                vw = _matmul_tiling(dt, 1, self.target)[0]
+                base = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,
+                                   tile_columns=_MATMUL_NR_VECTORS * vw,
+                                   least=blas.MIN_FLOPS_BF16)
+                kernel = blas.bf16_symbol() if base.kernel != "own" else dot2
+                choice = base._replace(reason=f"bf16 operands, {kernel}: {base.reason}")
+            else:
+                choice = blas.Choice("own", f"bf16 operands, {dot2}: {no_library}")
         else:
             vw = _matmul_tiling(dt, 1, self.target)[0]
             choice = blas.choose(m, n, k, dt.itemsize, dot, self.target, self.host,

@@ -1057,13 +1057,46 @@ def _embedding_bag(c: _Ctx, weight: Node, indices: Node, offsets: Node,
     if tuple(out.shape) != want:
         out = g.reshape(out, want)
     aux: list[Node | None] = [None, None, None]
-    if _sum_bag_aux(mode, padding_idx) and len(c.val) == 4:
-        # What ATen's CPU kernel returns beside a sum without padding (and
-        # its backward reads back, aot_autograd saving it): offset2bag
-        # empty, bag_size and max_indices zeros, one per bag.
-        zero = g.scalar(0, DType.i64)
-        aux = [g.broadcast_to(zero, _shape(v)) for v in c.val[1:]]
+    if len(c.val) == 4:
+        aux = list(_bag_aux(g, indices, offsets, mode, pidx, [_shape(v) for v in c.val[1:]]))
     return (out, *aux)
+
+
+def _bag_aux(g: Graph, indices: Node, offsets: Node, mode: int, pidx: int | None,
+             shapes: list[tuple]) -> tuple[Node, Node, Node]:
+    """The outputs of ``_embedding_bag`` after the first, as ATen's CPU
+    kernel computes them (its backward reads them back; aot_autograd saves
+    them), in the ``shapes`` its meta function gives:
+
+    * ``offset2bag``: the bag of each index position (the number of bag
+      starts after the first at or before it), or empty where ATen's sum
+      skips it;
+    * ``bag_size``: a mean's count of indices per bag, those equal to
+      ``padding_idx`` not counted (the last bag runs to the end of the
+      indices, as ATen counts it); zeros for a sum;
+    * ``max_indices``: a mean's ``bag_size`` again; zeros for a sum."""
+    i64 = DType.i64
+    n = indices.shape[0]
+    o2b_shape, size_shape, max_shape = shapes
+    zeros = {sh: g.broadcast_to(g.scalar(0, i64), sh) for sh in {o2b_shape, size_shape, max_shape}}
+    need_bags = mode == 1 or o2b_shape != (0,)
+    if not need_bags:
+        return zeros[o2b_shape], zeros[size_shape], zeros[max_shape]
+    nbags = size_shape[0]
+    # A 1 at each bag start after the first (index_add of ones), summed up.
+    starts = g.slice(g.cast(offsets, i64), 0, 1, nbags)
+    marks = g.scatter(g.broadcast_to(g.scalar(0, i64), (dim_op("add", n, 1),)),
+                      g.broadcast_to(g.scalar(1, i64), tuple(starts.shape)), [starts],
+                      (("index", 0),), "add", what="embedding_bag offsets")
+    bag_of = g.slice(g.cumulative("sum", marks, 0), 0, 0, n)
+    offset2bag = bag_of if o2b_shape == tuple(bag_of.shape) else zeros[o2b_shape]
+    if mode != 1:
+        return offset2bag, zeros[size_shape], zeros[max_shape]
+    counted = g.broadcast_to(g.scalar(1, i64), (n,)) if pidx is None else \
+        g.cast(g.binary("ne", indices, g.scalar(pidx, indices.dtype)), i64)
+    bag_size = g.scatter(zeros[size_shape], counted, [bag_of], (("index", 0),), "add",
+                         what="embedding_bag offsets")
+    return offset2bag, bag_size, bag_size if max_shape == size_shape else zeros[max_shape]
 
 
 def _call_arg(node: torch.fx.Node, pos: int, name: str, default: Any = None) -> Any:
@@ -1071,19 +1104,12 @@ def _call_arg(node: torch.fx.Node, pos: int, name: str, default: Any = None) -> 
     return node.args[pos] if len(node.args) > pos else node.kwargs.get(name, default)
 
 
-def _sum_bag_aux(mode: Any, padding_idx: Any) -> bool:
-    """Whether the outputs of ``_embedding_bag`` after the first are the
-    constant ones of a sum without a padding index (the only ones lowered:
-    a mean's bag sizes and a padded sum's offset2bag are computed)."""
-    return mode == 0 and (padding_idx is None or padding_idx < 0)
-
-
 # ---------------------------------------------------------------------------
 # Support and lowering of whole graphs
 # ---------------------------------------------------------------------------
 
-# Ops with several outputs of which only the first is lowered.
-_FIRST_OUTPUT_ONLY = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"})
+# Ops with several outputs whose outputs after the first need static sizes.
+_STATIC_AUX_OUTPUTS = frozenset({"_embedding_bag", "embedding_bag", "_embedding_bag_forward_only"})
 
 _SYM_OPS = {operator.mul, operator.add, operator.sub, operator.floordiv, operator.mod,
             operator.neg, operator.truediv}
@@ -1114,11 +1140,8 @@ def node_support(node: torch.fx.Node) -> str | None:
     if t is operator.getitem:
         src = node.args[0]
         if isinstance(src, torch.fx.Node) and src.op == "call_function" and \
-                _op_name(src.target) in _FIRST_OUTPUT_ONLY and node.args[1] != 0:
+                _op_name(src.target) in _STATIC_AUX_OUTPUTS and node.args[1] != 0:
             val = node.meta.get("val")
-            if not _sum_bag_aux(_call_arg(src, 4, "mode", 0), _call_arg(src, 8, "padding_idx")):
-                return f"{_op_name(src.target)}: only the first output is supported " \
-                       "(and the others of a sum without padding_idx)"
             if not isinstance(val, torch.Tensor) or not _static(val):
                 return f"{_op_name(src.target)}: an output of symbolic size after the first"
         return None
