@@ -133,6 +133,36 @@ def test_batched_broadcast_and_primes():
     assert y.shape == (2, 3, 6, 35)
 
 
+@pytest.mark.parametrize("blas_mode", ["off", "always"])
+@pytest.mark.parametrize("tb", [False, True], ids=["b", "bT"])
+def test_explicit_batch_broadcast_read_in_place(tb, blas_mode, monkeypatch):
+    """An operand that is an explicit broadcast across batch dims (ATen's
+    ``w.expand(b, k, n)`` before a ``bmm``) is read from the broadcast's
+    source, every stretched dim at index 0, not copied into a temporary;
+    with the library too (one call per batch index: not a strided batch)."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", blas_mode)
+    dt = DType.f32
+    for bsrc, ashape, full in [((), (4, 9, 23), (4,)), ((1, 3), (2, 3, 9, 23), (2, 3)),
+                               ((2, 1), (2, 3, 9, 23), (2, 3))]:
+        g = Graph()
+        a = g.input("a", ashape, dt)
+        w = g.input("w", bsrc + ((19, 23) if tb else (23, 19)), dt)
+        if tb:
+            w = g.permute(w, tuple(range(w.rank - 2)) + (w.rank - 1, w.rank - 2))
+        g.set_outputs([g.matmul(a, g.broadcast_to(w, full + (23, 19)))])
+        assert not generate(g).temps, bsrc
+        xa, xw = _data(dt, ashape), _data(dt, bsrc + ((19, 23) if tb else (23, 19)))
+        (y,) = compiler.compile_graph(g)(xa, xw)
+        ref = np.matmul(xa.astype(np.float64),
+                        np.swapaxes(xw, -1, -2) if tb else xw.astype(np.float64))
+        np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+    # A broadcast A (rows stretched) is not a batch broadcast: copied.
+    g = Graph()
+    a = g.input("a", (1, 23), dt)
+    g.set_outputs([g.matmul(g.broadcast_to(a, (9, 23)), g.input("w", (23, 19), dt))])
+    assert len(generate(g).temps) == 1
+
+
 def test_transposed_views_read_in_place():
     """``x @ W.T`` and an attention-style ``reshape(permute(k))`` read the
     transposed operand from its source buffer (no copy into a temporary),

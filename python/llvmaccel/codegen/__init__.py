@@ -315,20 +315,23 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
                      symbols)
 
 
-def _materialized(graph: Graph, target: TargetInfo, fused: frozenset[int] = frozenset()
-                  ) -> set[int]:
+def _materialized(graph: Graph, target: TargetInfo, fused: frozenset[int] = frozenset(),
+                  attention: frozenset[int] = frozenset()) -> set[int]:
     """The nodes of ``graph`` that get their own loop nest (and a buffer) on
     ``target`` (a matmul's operands are buffers: the f32 casts of bf16
     values, or the bf16 values, see codegen.matmul_bf16). ``fused``: nodes
     computed inside another node's loop nest alone (a fused attention's
-    scores and softmax, see codegen.attention), never materialized."""
+    scores and softmax, see codegen.attention), never materialized;
+    ``attention``: the matmuls whose nests are fused attentions (they read
+    their operands' buffers as they are: a broadcast of V is one)."""
     eff, expanded = _uses(graph)
     must: set[int] = set()
     for n in graph.nodes:
         if n.op in _KERNELS:
             must.add(n.id)
         if n.op == "matmul":
-            for src, _ in matmul_operands(n, target)[:2]:
+            own_kernel = n.id not in attention and n.id not in fused
+            for src, _ in matmul_operands(n, target, own_kernel)[:2]:
                 must.add(_root_for_buffer(src))  # type: ignore[arg-type]
         if n.op == "conv":  # its input and weights maybe as bf16 (codegen.conv)
             x, w, _ = conv_operands(n, target)
@@ -364,7 +367,7 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     e.attention_plans.update(plans)
     e.attention_choices.extend(choices)
     fused = frozenset(nid for plan in plans.values() for nid in plan.inner)
-    must = _materialized(graph, e.target, fused)
+    must = _materialized(graph, e.target, fused, frozenset(plans))
     # An output that is a reshape of a node with a loop nest of its own (the
     # saved activations of aot_autograd's forward graphs: view(layer_norm),
     # view(gelu)): that node is computed straight into the output's buffer

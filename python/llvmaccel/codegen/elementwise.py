@@ -609,7 +609,7 @@ class ElementwiseEmitter(EmitterCore):
         fn, axes = node.attrs["fn"], node.attrs["axes"]
         kept = [k for k in range(x.rank) if k not in axes]
         dt = x.dtype
-        acc_dt = DType.f64 if (dt is DType.f32 and fn in ("sum", "prod")) else dt
+        acc_dt = accumulator_dtype(dt, fn, shape_numel(tuple(x.shape[k] for k in axes)))
         prefix = prefix or []
         if prefix:
             assert not _rows_first(node) and not dt.is_complex
@@ -771,6 +771,16 @@ class ElementwiseEmitter(EmitterCore):
             return self.op(f"{op} {dt.llvm} {a}, {v}")
         if fn in ("any", "all"):
             return self.op(f"{'or' if fn == 'any' else 'and'} i1 {a}, {v}")
+        if dt.is_float:
+            # Which of two equal elements a reduction keeps is unspecified
+            # (PyTorch's vectorized max and XLA's reduce alike): nsz spares
+            # the backend ordering -0.0 below +0.0 on every element (on
+            # x86, a max, an unordered compare and a masked move per vector
+            # remain); a NaN still propagates.
+            t = dt.llvm
+            name = f"llvm.{'maximum' if fn == 'max' else 'minimum'}.{dt.value[0]}"
+            self.declare(name, t, [t, t])
+            return self.op(f"call nsz {t} @{name}({t} {a}, {t} {v})", "v")
         return self.binary("maximum" if fn == "max" else "minimum", dt, a, v)
 
     def argbetter(self, fn: str, dt: DType, v: str, best: str) -> str:
@@ -868,6 +878,25 @@ def _rows_first(node: Node) -> bool:
     rank = node.inputs[0].rank
     return (node.attrs["fn"] in ("sum", "prod", "max", "min", "any", "all")
             and 0 < len(axes) < rank and tuple(sorted(axes)) == tuple(range(len(axes))))
+
+
+# f32 sums and products of at most F32_ACCUMULATION_MAX elements per result
+# accumulate in f32, as PyTorch's and XLA's CPU reduction kernels do (the
+# loop vectorizer splits the reassociable chain into vector-width x
+# interleave partial sums); longer ones, and lengths known only at run time,
+# in f64, whose rounding error does not grow with the length. On the Zen 4
+# EPYC, f64 accumulators made a layer norm over 8192 rows of 256 floats
+# 1.65x slower (836 us against 505 us; eager 770 us).
+F32_ACCUMULATION_MAX = 4096
+
+
+def accumulator_dtype(dt: DType, fn: str, length: object) -> DType:
+    """The accumulator of a ``fn`` reduction of ``length`` elements of
+    ``dt`` per result (see :data:`F32_ACCUMULATION_MAX`)."""
+    if dt is not DType.f32 or fn not in ("sum", "prod"):
+        return dt
+    short = isinstance(length, int) and length <= F32_ACCUMULATION_MAX
+    return DType.f32 if short else DType.f64
 
 
 def _row_acc_dtype(node: Node) -> DType:

@@ -48,7 +48,13 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         read along ``k`` and ``N`` is smaller than a vector, dot products
         vectorized along ``k`` (:meth:`mm_dot`)."""
         a, b = node.inputs
-        (src_a, ta), (src_b, tb), dot2 = matmul_operands(node, self.target)
+        (src_a, ta), (src_b, tb), dot2 = matmul_operands(node, self.target,
+                                                         through_broadcast=True)
+        # The operands as read (the bf16 values under f32 casts), and the
+        # batch shapes their buffers are indexed by.
+        if dot2:
+            a, b = bf16_operand(a) or a, bf16_operand(b) or b
+        a_batch, b_batch = operand_batch(a, True), operand_batch(b, True)
         ba, bb = self.buffer_of(src_a), self.buffer_of(src_b)
         assert ba is not None and bb is not None
         dt = node.dtype
@@ -57,16 +63,16 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
         choice = self.mm_choose(node, m, n, k, dot, dot2)
         if choice.kernel == "blas" and batch and blas.has_batched() and \
-                _strided_batch(a, b, batch, m, n, k):
+                _strided_batch(a_batch, b_batch, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
             # threads in one parallel region (not one per batch index).
             self.mm_blas(mm, count=shape_numel(batch))
             return
         with self.nest(batch) as bidx:
-            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a.shape[:-2], batch, bidx),
-                                          a.shape[:-2]), self.dim(dim_op("mul", m, k)))
-            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b.shape[:-2], batch, bidx),
-                                          b.shape[:-2]), self.dim(dim_op("mul", k, n)))
+            mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
+                                          a_batch), self.dim(dim_op("mul", m, k)))
+            mm.ob = self.imul(self.linear(self.bcast_idx_shape(b_batch, batch, bidx),
+                                          b_batch), self.dim(dim_op("mul", k, n)))
             mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
             self.mm_run(mm, choice, dot)
 
@@ -632,12 +638,38 @@ class _Matmul:
         return f"<{self.vw} x {self.dt.llvm}>"
 
 
-def _matmul_source(x: Node) -> tuple[Node, bool]:
+def _batch_broadcast(x: Node) -> Node | None:
+    """The node ``x`` broadcasts across batch dims only (its last two dims
+    kept: ``w.expand(b, k, n)`` for a ``bmm``), else None."""
+    if x.op != "broadcast" or x.rank < 2:
+        return None
+    src = x.inputs[0]
+    if src.rank < 2 or tuple(src.shape[-2:]) != tuple(x.shape[-2:]):
+        return None
+    return src
+
+
+def operand_batch(x: Node, through_broadcast: bool) -> tuple:
+    """The batch shape by which a matmul operand's buffer is indexed,
+    aligned with ``x``'s batch dims: ``x``'s own, or with
+    ``through_broadcast`` those of the node a batch broadcast reads,
+    padded with 1s (so every stretched dim is read at index 0)."""
+    src = _batch_broadcast(x) if through_broadcast else None
+    if src is None:
+        return tuple(x.shape[:-2])
+    return (1,) * (x.rank - src.rank) + tuple(src.shape[:-2])
+
+
+def _matmul_source(x: Node, through_broadcast: bool = False) -> tuple[Node, bool]:
     """The node a matmul operand is read from, and whether it is read
     transposed. An operand that swaps the last two dims of ``y`` (a
     ``permute``, maybe reshaped in its batch dims only) is read from ``y``'s
     buffer transposed, instead of being copied into a buffer of its own
-    (``linear``'s weight, ``q @ k.transpose(-1, -2)``)."""
+    (``linear``'s weight, ``q @ k.transpose(-1, -2)``). With
+    ``through_broadcast``, an operand that broadcasts ``y`` across batch
+    dims is read from ``y`` (see :func:`operand_batch`), not copied."""
+    if through_broadcast and (src := _batch_broadcast(x)) is not None:
+        x = src
     y = x
     while y.op == "reshape":
         src = y.inputs[0]
@@ -663,7 +695,7 @@ def _streams_b(mm: _Matmul, m: object) -> bool:
     return True
 
 
-def matmul_operands(node: Node, target: TargetInfo
+def matmul_operands(node: Node, target: TargetInfo, through_broadcast: bool = False
                     ) -> tuple[tuple[Node, bool], tuple[Node, bool], str | None]:
     """Where a matmul reads A and B (each a node and whether it is read
     transposed, see :func:`_matmul_source`) on ``target``, and the bf16
@@ -671,15 +703,18 @@ def matmul_operands(node: Node, target: TargetInfo
     casts of bf16 values (bf16 and mixed graphs' form, see
     :mod:`.matmul_bf16`) on a target with a bf16 dot product, unless N is
     smaller than a vector with B read along k (the dot-product kernel's
-    matrix-vector class, which stays f32)."""
+    matrix-vector class, which stays f32). ``through_broadcast``: see
+    :func:`_matmul_source` (the matmul kernel's own operands; a fused
+    attention reads them as they are)."""
     a, b = node.inputs
-    wide = (_matmul_source(a), _matmul_source(b))
+    wide = (_matmul_source(a, through_broadcast), _matmul_source(b, through_broadcast))
     na, nb = bf16_operand(a), bf16_operand(b)
     if node.dtype is not DType.f32 or na is None or nb is None:
         return wide[0], wide[1], None
     vw = _matmul_tiling(DType.f32, 1, target)[0]
     dot2 = bf16_dot(target, vw)
-    (sa, ta), (sb, tb) = _matmul_source(na), _matmul_source(nb)
+    (sa, ta), (sb, tb) = _matmul_source(na, through_broadcast), \
+        _matmul_source(nb, through_broadcast)
     n = node.shape[-1]
     small = not ta and (tb or n == 1) and isinstance(n, int) and n < vw
     if dot2 is None or small:
@@ -687,14 +722,16 @@ def matmul_operands(node: Node, target: TargetInfo
     return (sa, ta), (sb, tb), dot2
 
 
-def _strided_batch(a: Node, b: Node, batch: tuple, m: object, n: object, k: object) -> bool:
+def _strided_batch(a_batch: tuple, b_batch: tuple, batch: tuple, m: object, n: object,
+                   k: object) -> bool:
     """Whether a batched matmul is one strided batch for the library: static
-    sizes, neither operand broadcast across the batch, and every element
-    offset within 32 bits."""
+    sizes, neither operand broadcast across the batch (``a_batch``,
+    ``b_batch``: the batch shapes their buffers have, see
+    :func:`operand_batch`), and every element offset within 32 bits."""
     dims = (*batch, m, n, k)
     if not all(isinstance(d, int) for d in dims):
         return False
-    if tuple(a.shape[:-2]) != tuple(batch) or tuple(b.shape[:-2]) != tuple(batch):
+    if tuple(a_batch) != tuple(batch) or tuple(b_batch) != tuple(batch):
         return False
     count = shape_numel(batch)
     return all(count * x * y <= blas.INT32_MAX for x, y in ((m, k), (k, n), (m, n)))  # type: ignore[operator]
