@@ -73,7 +73,7 @@ from ..graph import DType, Graph, Node, SymExpr, dim_eval, dim_str, shape_numel
 from ..target import TargetInfo
 from . import parallel
 from .common import Buffer, _const
-from .elementwise import ElementwiseEmitter, _reduce_identity, accumulator_dtype
+from .elementwise import ElementwiseEmitter, _reduce_identity
 from .matmul import MatmulEmitter, _matmul_source, _matmul_tiling, matmul_operands
 
 __all__ = ["AttentionPlan", "AttentionEmitter", "enabled", "find_attention", "query_block"]
@@ -599,7 +599,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         # One block of scores per thread (rows_max x S), and the row sums.
         sc = self.scratch((self.par_cap, rows_max, keys), dt)
         sc = parallel.thread_row(self, sc, (rows_max, keys))
-        acc_dt = accumulator_dtype(dt, "sum", keys)
+        acc_dt = DType.f64 if dt is DType.f32 else dt
         den = Buffer("temp", (rows_max,), acc_dt, self.stack_array("att.den", rows_max, acc_dt))
         flags = Buffer("temp", (rows_max,), DType.bool,
                        self.stack_array("att.flag", rows_max, DType.bool)) \
@@ -760,7 +760,7 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                                  (rows_max, kb_max))
         pv = parallel.thread_row(self, self.scratch((self.par_cap, rows_max, width), dt),
                                  (rows_max, width))
-        acc_dt = accumulator_dtype(dt, "sum", keys)
+        acc_dt = DType.f64 if dt is DType.f32 else dt
 
         def array(role: str, adt: DType) -> Buffer:
             return Buffer("temp", (rows_max,), adt, self.stack_array(role, rows_max, adt))

@@ -609,7 +609,7 @@ class ElementwiseEmitter(EmitterCore):
         fn, axes = node.attrs["fn"], node.attrs["axes"]
         kept = [k for k in range(x.rank) if k not in axes]
         dt = x.dtype
-        acc_dt = accumulator_dtype(dt, fn, shape_numel(tuple(x.shape[k] for k in axes)))
+        acc_dt = accumulator_dtype(dt, fn, x.shape[axes[0]] if len(axes) == 1 else None)
         prefix = prefix or []
         if prefix:
             assert not _rows_first(node) and not dt.is_complex
@@ -628,6 +628,9 @@ class ElementwiseEmitter(EmitterCore):
             kidx = prefix + inner
             if fn in ("argmax", "argmin") and _two_pass_arg(dt):
                 res = self.emit_arg_extreme(node, kidx, kept)
+                self.store_at(out, _kept_index(node, kidx), node.shape, res)
+            elif fn == "sum" and acc_dt is DType.f32 and len(axes) == 1:
+                res = self.emit_sum_lanes(x, kidx, kept, axes[0])
                 self.store_at(out, _kept_index(node, kidx), node.shape, res)
             else:
                 acc = self.alloca(at)
@@ -655,6 +658,48 @@ class ElementwiseEmitter(EmitterCore):
                 else:
                     res = self.convert(self.op(f"load {at}, ptr {acc}", "a"), acc_dt, node.dtype)
                 self.store_at(out, _kept_index(node, kidx), node.shape, res)
+
+    def emit_sum_lanes(self, x: Node, kidx: list[str], kept: list[int], axis: int) -> str:
+        """The f32 sum of ``x`` along ``axis`` at the kept index ``kidx``,
+        in :data:`SUM_LANES` partial sums whose order the IR fixes (element
+        ``j`` goes to lane ``j % SUM_LANES``, the last ``n % SUM_LANES``
+        elements to the first lanes, then the lanes are added as a tree of
+        halves): no ``reassoc``, so however the loops are vectorized,
+        unrolled or inlined (a thread's part, an inter-op branch), the
+        result is the same bits; the lane loop vectorizes as it is."""
+        lanes = SUM_LANES
+        vt = f"<{lanes} x float>"
+        acc = self.alloca(vt)
+        self.line(f"store {vt} zeroinitializer, ptr {acc}")
+        n = self.dim(x.shape[axis])
+        full = self.op(f"udiv i64 {n}, {lanes}", "i")
+
+        def add(lane: str, r: str) -> None:
+            v = self.convert(self.emit(x, _full_index(x.rank, kept, kidx, (axis,), [r])),
+                             x.dtype, DType.f32)
+            p = self.op(f"getelementptr inbounds float, ptr {acc}, i64 {lane}", "p")
+            a = self.op(f"load float, ptr {p}", "a")
+            self.line(f"store float {self.op(f'fadd float {a}, {v}', 'v')}, ptr {p}")
+
+        with self.loop(full, hint="q") as q:
+            base = self.op(f"mul nsw i64 {q}, {lanes}", "i")
+            with self.loop(str(lanes), hint="l") as lane:
+                add(lane, self.op(f"add nsw i64 {base}, {lane}", "i"))
+        tail = self.op(f"mul nsw i64 {full}, {lanes}", "i")
+        with self.loop(n, start=tail, hint="t") as r:
+            add(self.op(f"sub nsw i64 {r}, {tail}", "i"), r)
+        v = self.op(f"load {vt}, ptr {acc}", "a")
+        w = lanes
+        while w > 1:
+            h = w // 2
+            ty = f"<{w} x float>"
+            lo = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> "
+                         f"<{', '.join(f'i32 {i}' for i in range(h))}>", "h")
+            hi = self.op(f"shufflevector {ty} {v}, {ty} poison, <{h} x i32> "
+                         f"<{', '.join(f'i32 {i}' for i in range(h, w))}>", "h")
+            v = self.op(f"fadd <{h} x float> {lo}, {hi}", "h")
+            w = h
+        return self.op(f"extractelement <1 x float> {v}, i64 0", "h")
 
     def emit_arg_extreme(self, node: Node, kidx: list[str], kept: list[int]) -> str:
         """argmax/argmin of one kept element in two passes that vectorize
@@ -880,21 +925,28 @@ def _rows_first(node: Node) -> bool:
             and 0 < len(axes) < rank and tuple(sorted(axes)) == tuple(range(len(axes))))
 
 
-# f32 sums and products of at most F32_ACCUMULATION_MAX elements per result
-# accumulate in f32, as PyTorch's and XLA's CPU reduction kernels do (the
-# loop vectorizer splits the reassociable chain into vector-width x
-# interleave partial sums); longer ones, and lengths known only at run time,
-# in f64, whose rounding error does not grow with the length. On the Zen 4
+# f32 sums of at most F32_ACCUMULATION_MAX elements per result along one
+# axis accumulate in f32, as PyTorch's and XLA's CPU reduction kernels do,
+# in SUM_LANES partial sums of a fixed order; longer ones, lengths known only
+# at run time and sums over several axes in f64, whose rounding error does
+# not grow with the length. On the Zen 4
 # EPYC, f64 accumulators made a layer norm over 8192 rows of 256 floats
 # 1.65x slower (836 us against 505 us; eager 770 us).
 F32_ACCUMULATION_MAX = 4096
+# The partial sums of an f32 sum accumulated in f32 (ElementwiseEmitter.
+# emit_sum_lanes): a fixed number, not the target's vector width, so the
+# bits of a sum are the same on every host.
+SUM_LANES = 32
 
 
 def accumulator_dtype(dt: DType, fn: str, length: object) -> DType:
     """The accumulator of a ``fn`` reduction of ``length`` elements of
-    ``dt`` per result (see :data:`F32_ACCUMULATION_MAX`)."""
+    ``dt`` per result (see :data:`F32_ACCUMULATION_MAX`; products stay in
+    f64)."""
     if dt is not DType.f32 or fn not in ("sum", "prod"):
         return dt
+    if fn == "prod":
+        return DType.f64
     short = isinstance(length, int) and length <= F32_ACCUMULATION_MAX
     return DType.f32 if short else DType.f64
 
