@@ -262,6 +262,37 @@ def test_library_bf16_gemm_for_large_products(tb, monkeypatch):
     assert small.kernel.matmuls[0][1] == "own" and "dpbf16ps" in small.kernel.ir
 
 
+@pytest.mark.parametrize("dt", [DType.bf16, DType.f16])
+@pytest.mark.parametrize("m,n,k,tb", [(2048 // 16, 1, 300, False), (37, 3, 77, True),
+                                      (5, 1, 16, False), (9, 7, 1, True)])
+def test_matrix_vector_reads_half_operands(dt, m, n, k, tb):
+    """The matrix-vector class (N below a vector, B read along k) of half
+    operands: the dot-product kernel reads the bf16/f16 values themselves,
+    widened on load (exact), on any target with or without a bf16 dot; no
+    f32 copy of A is made. LLVMACCEL_BF16_DOT=off keeps the f32 copies."""
+    c = compiler.compile_graph(_graph(m, n, k, tb=tb, dt=dt))
+    (kind, why), = [(kk, r) for _, kk, r in c.kernel.matmuls]
+    assert kind == "own" and "widening them on load" in why, why
+    assert "fpext <" in c.kernel.ir and f"x {dt.llvm}> " in c.kernel.ir
+    temps = generate(_graph(m, n, k, tb=tb, dt=dt)).temps
+    assert all(int(np.prod(shape)) <= m * n for shape, _ in temps), temps  # the f32 result
+    rng = np.random.default_rng(5)
+    xa = rng.standard_normal((m, k)).astype(dt.np_dtype)
+    xb = rng.standard_normal((n, k) if tb else (k, n)).astype(dt.np_dtype)
+    (y,) = c(xa, xb)
+    a64, b64 = xa.astype(np.float64), (xb.T if tb else xb).astype(np.float64)
+    ref, scale = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    bound = (2.0 ** -8 if dt is DType.bf16 else 2.0 ** -11) * np.abs(ref) + \
+        2.0 ** -20 * max(1, k) ** 0.5 * scale + 1e-30
+    assert y.dtype == xa.dtype and np.all(np.abs(y.astype(np.float64) - ref) <= bound)
+
+
+def test_matrix_vector_f32_path_when_disabled(monkeypatch):
+    monkeypatch.setenv("LLVMACCEL_BF16_DOT", "off")
+    temps = generate(_graph(64, 1, 64)).temps
+    assert any(int(np.prod(shape)) == 64 * 64 for shape, _ in temps), temps  # A's f32 copy
+
+
 # --- through the PyTorch frontend -------------------------------------------------------
 
 torch = pytest.importorskip("torch")

@@ -336,7 +336,9 @@ def _match(graph: Graph, target: TargetInfo, o: Node, p: Node, p_views: list[Nod
         return "the exponent reads the scores besides through the softmax's operand"
     (sq, ta), (sk, tb), dot2 = matmul_operands(scores, target)
     (pa, ta2), (vb, _), dot2b = matmul_operands(o, target)
-    if ta or ta2 or dot2 or dot2b:
+    narrow = any(src.dtype is not mm.dtype for src, mm in
+                 ((sq, scores), (sk, scores), (pa, o), (vb, o)))
+    if ta or ta2 or dot2 or dot2b or narrow:
         return "Q or the probabilities are read transposed or as bf16"
     inner = {scores.id, *(v.id for v in s_views), *x_path, x.id, *row_ids, *e_path, e.id,
              den.id, p.id, *(v.id for v in p_views)}

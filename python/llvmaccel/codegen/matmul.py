@@ -20,7 +20,7 @@ from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
 from .emitter import EmitterCore
-from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_operand, bf16_panel_depth
+from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_panel_depth, enabled, half_operand
 
 # Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
 # = this many vectors of the host's width), bytes of a packed KC x NR panel of
@@ -50,18 +50,19 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         a, b = node.inputs
         (src_a, ta), (src_b, tb), dot2 = matmul_operands(node, self.target,
                                                          through_broadcast=True)
-        # The operands as read (the bf16 values under f32 casts), and the
+        # The operands as read (the half values under f32 casts), and the
         # batch shapes their buffers are indexed by.
-        if dot2:
-            a, b = bf16_operand(a) or a, bf16_operand(b) or b
-        a_batch, b_batch = operand_batch(a, True), operand_batch(b, True)
         ba, bb = self.buffer_of(src_a), self.buffer_of(src_b)
         assert ba is not None and bb is not None
         dt = node.dtype
+        narrow = ba.dtype is not dt
+        if narrow:
+            a, b = half_operand(a) or a, half_operand(b) or b
+        a_batch, b_batch = operand_batch(a, True), operand_batch(b, True)
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
-        choice = self.mm_choose(node, m, n, k, dot, dot2)
+        choice = self.mm_choose(node, m, n, k, dot, dot2, narrow and not dot2)
         if choice.kernel == "blas" and batch and blas.has_batched() and \
                 _strided_batch(a_batch, b_batch, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
@@ -100,14 +101,18 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         return mm, dot
 
     def mm_choose(self, node: Node, m: object, n: object, k: object, dot: bool,
-                  dot2: str | None) -> blas.Choice:
+                  dot2: str | None, widen: bool = False) -> blas.Choice:
         """The kernel of ``node``'s ``M x K @ K x N`` product (recorded in
         :attr:`matmul_choices`): :func:`llvmaccel.blas.choose`'s; for bf16
         operands (``dot2``) with the library's bf16 GEMM only where
         :func:`llvmaccel.blas.bf16_library_reason` allows it, else
-        llvmaccel's bf16 kernel."""
+        llvmaccel's bf16 kernel; ``widen``: half operands of the dot-product
+        kernel, which widens them on load (no library GEMM takes them)."""
         dt = node.dtype
-        if dot2:
+        if widen:
+            choice = blas.Choice("own", "matrix-vector class of half operands: llvmaccel's "
+                                        "dot kernel, widening them on load")
+        elif dot2:
             no_library = blas.bf16_library_reason(self.target) if dt is DType.f32 \
                 else "products not in f32"
             if no_library is None:
@@ -262,6 +267,16 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
     def vload(self, mm: _Matmul, base: str, off: str) -> str:
         p = self.ptr(base, mm.t, off)
         return self.op(f"load {mm.vt}, ptr {p}, align {mm.dt.itemsize}", "vl")
+
+    def dot_vload(self, mm: _Matmul, buf: Buffer, off: str) -> str:
+        """A vector of ``buf`` at ``off`` as ``mm``'s type: a half buffer's
+        elements widened (``fpext``, exact)."""
+        if buf.dtype is mm.dt:
+            return self.vload(mm, buf.param, off)
+        nt = f"<{mm.vw} x {buf.dtype.llvm}>"
+        p = self.ptr(buf.param, buf.dtype.llvm, off)
+        v = self.op(f"load {nt}, ptr {p}, align {buf.dtype.itemsize}", "vl")
+        return self.op(f"fpext {nt} {v} to {mm.vt}", "vl")
 
     def vstore(self, mm: _Matmul, base: str, off: str, v: str) -> None:
         p = self.ptr(base, mm.t, off)
@@ -568,8 +583,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         jj = [self.iadd(j0, str(c)) for c in range(cols)]
         with self.loop(kv, hint="kv") as q:
             k = self.imul(q, str(mm.vw))
-            av = [self.vload(mm, mm.ba.param, self.addr_a(mm, i, k)) for i in ii]
-            bv = [self.vload(mm, mm.bb.param, self.addr_b(mm, k, j)) for j in jj]
+            av = [self.dot_vload(mm, mm.ba, self.addr_a(mm, i, k)) for i in ii]
+            bv = [self.dot_vload(mm, mm.bb, self.addr_b(mm, k, j)) for j in jj]
             for r in range(rows):
                 for c in range(cols):
                     acc = self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a")
@@ -581,8 +596,10 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
                 s = self.hsum(mm, self.op(f"load {mm.vt}, ptr {accs[r][c]}", "a"))
                 self.line(f"store {mm.t} {s}, ptr {sums[r][c]}")
         with self.loop(mm.dk, start=kvw, hint="kt") as k:
-            av = [self.load(mm.ba, self.addr_a(mm, i, k)) for i in ii]
-            bv = [self.load(mm.bb, self.addr_b(mm, k, j)) for j in jj]
+            av = [self.convert(self.load(mm.ba, self.addr_a(mm, i, k)), mm.ba.dtype, mm.dt)
+                  for i in ii]
+            bv = [self.convert(self.load(mm.bb, self.addr_b(mm, k, j)), mm.bb.dtype, mm.dt)
+                  for j in jj]
             for r in range(rows):
                 for c in range(cols):
                     s = self.op(f"load {mm.t}, ptr {sums[r][c]}", "a")
@@ -701,23 +718,27 @@ def matmul_operands(node: Node, target: TargetInfo, through_broadcast: bool = Fa
     transposed, see :func:`_matmul_source`) on ``target``, and the bf16
     dot-product intrinsic when it reads bf16 operands: an f32 matmul of two
     casts of bf16 values (bf16 and mixed graphs' form, see
-    :mod:`.matmul_bf16`) on a target with a bf16 dot product, unless N is
+    :mod:`.matmul_bf16`) on a target with a bf16 dot product. When N is
     smaller than a vector with B read along k (the dot-product kernel's
-    matrix-vector class, which stays f32). ``through_broadcast``: see
+    matrix-vector class), two casts of bf16 or f16 values are read as they
+    are, with no intrinsic (the kernel widens them on load; any target). ``through_broadcast``: see
     :func:`_matmul_source` (the matmul kernel's own operands; a fused
     attention reads them as they are)."""
     a, b = node.inputs
     wide = (_matmul_source(a, through_broadcast), _matmul_source(b, through_broadcast))
-    na, nb = bf16_operand(a), bf16_operand(b)
-    if node.dtype is not DType.f32 or na is None or nb is None:
+    na, nb = half_operand(a), half_operand(b)
+    if node.dtype is not DType.f32 or na is None or nb is None or not enabled():
         return wide[0], wide[1], None
     vw = _matmul_tiling(DType.f32, 1, target)[0]
-    dot2 = bf16_dot(target, vw)
     (sa, ta), (sb, tb) = _matmul_source(na, through_broadcast), \
         _matmul_source(nb, through_broadcast)
     n = node.shape[-1]
-    small = not ta and (tb or n == 1) and isinstance(n, int) and n < vw
-    if dot2 is None or small:
+    if not ta and (tb or n == 1) and isinstance(n, int) and n < vw:
+        # The matrix-vector class: the dot-product kernel reads the half
+        # values, widening them on load (half the bytes of f32 copies).
+        return (sa, ta), (sb, tb), None
+    dot2 = bf16_dot(target, vw) if na.dtype is nb.dtype is DType.bf16 else None
+    if dot2 is None:
         return wide[0], wide[1], None
     return (sa, ta), (sb, tb), dot2
 

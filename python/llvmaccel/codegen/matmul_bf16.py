@@ -75,6 +75,14 @@ def bf16_operand(x: Node) -> Node | None:
     return None
 
 
+def half_operand(x: Node) -> Node | None:
+    """The bf16 or f16 value an f32 matmul operand is the cast of, if it is
+    one (the dot-product kernel reads it as it is, widening on load)."""
+    if x.op == "cast" and x.dtype is DType.f32 and x.inputs[0].dtype.is_half:
+        return x.inputs[0]
+    return None
+
+
 class Bf16MatmulEmitter(EmitterCore):
     """The bf16 dot-product pieces of the panel kernel (a base of
     :class:`.matmul.MatmulEmitter`, whose operand addressing they use;
