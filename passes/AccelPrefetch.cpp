@@ -672,8 +672,9 @@ bool LoopPrefetcher::run() {
   uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
   uint64_t WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
   SmallPtrSet<const AccessGroup *, 4> BranchExempt;
-  if (IndirectAccesses && !Nest && WorkPerAccess < Gate.MinWork) {
-    std::string GateWhy = Gate.Source.empty() ? "" : ": " + Gate.Source;
+  if (IndirectAccesses && !Nest && WorkPerAccess < Gate.get().MinWork) {
+    const WorkGate &WG = Gate.get();
+    std::string GateWhy = WG.Source.empty() ? "" : ": " + WG.Source;
     SmallVector<AccessGroup *, 4> Declined;
     for (AccessGroup *G : Chosen)
       if (decidesBranch(*G))
@@ -687,7 +688,7 @@ bool LoopPrefetcher::run() {
                << "[...] via " << ore::NV("Index", chainNames(*G))
                << ": the loop does " << ore::NV("Work", WorkPerAccess)
                << " units of work per indirect access (needs "
-               << ore::NV("MinWork", Gate.MinWork) << GateWhy
+               << ore::NV("MinWork", WG.MinWork) << GateWhy
                << "): out-of-order execution already overlaps these misses";
       });
     for (const GatherAccess &GA : ChosenGathers)
@@ -698,7 +699,7 @@ bool LoopPrefetcher::run() {
                << ore::NV("Index", chainNames(GA.G)) << ": the loop does "
                << ore::NV("Work", WorkPerAccess)
                << " units of work per indirect access (needs "
-               << ore::NV("MinWork", Gate.MinWork) << GateWhy
+               << ore::NV("MinWork", WG.MinWork) << GateWhy
                << "): out-of-order execution already overlaps these misses";
       });
     NumAccessesDeclined += Declined.size() + ChosenGathers.size();
@@ -781,7 +782,7 @@ bool LoopPrefetcher::run() {
         R << "; its value decides a branch, so the loop's "
           << ore::NV("Work", WorkPerAccess)
           << " units of work per indirect access (below "
-          << ore::NV("MinWork", Gate.MinWork)
+          << ore::NV("MinWork", Gate.get().MinWork)
           << ") do not let out-of-order execution overlap the misses";
       return R;
     });
@@ -836,7 +837,7 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   auto &TTI = AM.getResult<TargetIRAnalysis>(F);
   auto &AA = AM.getResult<AAManager>(F);
   auto &ORE = AM.getResult<OptimizationRemarkEmitterAnalysis>(F);
-  WorkGate Gate = workGate(F, Opts);
+  FunctionWorkGate Gate(F, Opts);
 
   // The pass runs late (OptimizerLast), after SimplifyCFG may have folded
   // preheaders into their predecessors: give back a preheader (where the trip

@@ -148,13 +148,32 @@ struct WorkGate {
 /// reorder buffer of \p F's CPU (AccelPrefetchOptions::MinWork).
 WorkGate workGate(const Function &F, const AccelPrefetchOptions &Opts);
 
+/// The work gate of one function, derived when a loop first asks for it
+/// (only loops with indirect accesses do; deriving it builds the CPU's
+/// subtarget for its scheduling model).
+class FunctionWorkGate {
+public:
+  FunctionWorkGate(const Function &F, const AccelPrefetchOptions &Opts)
+      : F(F), Opts(Opts) {}
+  const WorkGate &get() {
+    if (!Gate)
+      Gate = workGate(F, Opts);
+    return *Gate;
+  }
+
+private:
+  const Function &F;
+  const AccelPrefetchOptions &Opts;
+  std::optional<WorkGate> Gate;
+};
+
 /// Prefetches for the accesses of one loop.
 class LoopPrefetcher {
 public:
   LoopPrefetcher(Loop &L, LoopInfo &LI, DominatorTree &DT, ScalarEvolution &SE,
                  const TargetTransformInfo &TTI, AAResults &AA,
                  OptimizationRemarkEmitter &ORE,
-                 const AccelPrefetchOptions &Opts, const WorkGate &Gate)
+                 const AccelPrefetchOptions &Opts, FunctionWorkGate &Gate)
       : L(L), LI(LI), DT(DT), SE(SE), TTI(TTI), AA(AA), ORE(ORE), Opts(Opts),
         Gate(Gate), DL(L.getHeader()->getModule()->getDataLayout()) {}
 
@@ -229,7 +248,7 @@ private:
   AAResults &AA;
   OptimizationRemarkEmitter &ORE;
   const AccelPrefetchOptions &Opts;
-  const WorkGate &Gate;
+  FunctionWorkGate &Gate;
   const DataLayout &DL;
   unsigned LineSize = DefaultCacheLine;
 
