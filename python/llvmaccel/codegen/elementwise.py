@@ -243,6 +243,8 @@ class ElementwiseEmitter(EmitterCore):
             return self.op(f"zext i1 {v} to {d}")
         if src is DType.f32 and dst is DType.bf16:
             return self.round_to_bf16(v)
+        if src is DType.bf16 and dst is DType.f32:
+            return self.widen_bf16(v)
         if src.is_float and dst.is_float:
             return self.op(f"{'fpext' if dst.bits > src.bits else 'fptrunc'} {s} {v} to {d}")
         if src.is_float:
@@ -279,6 +281,15 @@ class ElementwiseEmitter(EmitterCore):
         high = self.op(f"xor i64 {high}, {-(1 << 63)}", "i")
         return self.op(f"select i1 {self.op(f'fcmp oge {s} {v}, {big}', 'c')}, i64 {high}, "
                        f"i64 {low}")
+
+    def widen_bf16(self, v: str) -> str:
+        """bf16 ``v`` as f32, exactly (its bits in the top half, as
+        c10::BFloat16 converts, NaN payloads kept), in integer ops: not
+        ``fpext bfloat``, which x86's cost model prices so high at wide
+        vectors that the loop vectorizer chose 4 lanes for loops full of
+        them (on AVX-512)."""
+        b = self.op(f"zext i16 {self.op(f'bitcast bfloat {v} to i16', 'b')} to i32", "b")
+        return self.op(f"bitcast i32 {self.op(f'shl i32 {b}, 16', 'b')} to float")
 
     def round_to_bf16(self, v: str) -> str:
         """f32 ``v`` rounded to the nearest bf16, ties to even, NaN to the
