@@ -940,13 +940,13 @@ def _rows_first(node: Node) -> bool:
 # axis accumulate in f32, as PyTorch's and XLA's CPU reduction kernels do,
 # in SUM_LANES partial sums of a fixed order; longer ones, lengths known only
 # at run time and sums over several axes in f64, whose rounding error does
-# not grow with the length. On the Zen 4
-# EPYC, f64 accumulators made a layer norm over 8192 rows of 256 floats
-# 1.65x slower (836 us against 505 us; eager 770 us).
+# not grow with the length. On the Zen 4 EPYC, f64 accumulators made a
+# layer norm over 8192 rows of 256 floats 1.65x slower (836 us against
+# 505 us; eager 770 us).
 F32_ACCUMULATION_MAX = 4096
 # The partial sums of an f32 sum accumulated in f32 (ElementwiseEmitter.
-# emit_sum_lanes): a fixed number, not the target's vector width, so the
-# bits of a sum are the same on every host.
+# emit_sum_lanes): a fixed number, not the target's vector width, so a
+# sum's additions come in the same order on every host.
 SUM_LANES = 32
 
 
