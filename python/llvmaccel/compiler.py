@@ -152,6 +152,9 @@ class _Plan(NamedTuple):
     temp_sizes: tuple  # sizes of the temporaries
     symbols: tuple  # values of the size symbols
     numpy: bool = False  # numpy inputs and outputs (else torch tensors)
+    # Bytes of every output buffer when it is large enough for huge pages
+    # (hugepages.MIN_BYTES), else 0: asked once, not per call.
+    huge: tuple = ()
 
 
 #: Alignment in bytes of the numpy outputs of a call: a cache line, and what
@@ -385,15 +388,22 @@ class CompiledGraph:
             ptrs = [x.ctypes.data or None for x in inputs] + self._const_ptrs + \
                 [o.ctypes.data or None for o in outs]
         else:
-            outs = [torch_empty(shape, dtype) for shape, dtype in plan.outputs]
-            ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + \
-                [o.data_ptr() or None for o in outs]
-        temps = self._take_temps(plan.temp_sizes)
-        ptrs += [t.ctypes.data or None for t in temps]
-        try:
+            empty = sys.modules["torch"].empty
+            outs = [empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+            out_ptrs = [o.data_ptr() or None for o in outs]
+            for p, nbytes in zip(out_ptrs, plan.huge, strict=True):
+                if nbytes:
+                    hugepages.advise(p or 0, nbytes)
+            ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + out_ptrs
+        if not plan.temp_sizes:
             rc = self._fn(*ptrs, *plan.symbols)
-        finally:
-            self._give_back_temps(plan.temp_sizes, temps)
+        else:
+            temps = self._take_temps(plan.temp_sizes)
+            ptrs += [t.ctypes.data or None for t in temps]
+            try:
+                rc = self._fn(*ptrs, *plan.symbols)
+            finally:
+                self._give_back_temps(plan.temp_sizes, temps)
         if rc != 0:
             self._raise(rc)
         return [outs[i] for i in self.kernel.output_map]
@@ -453,8 +463,11 @@ class CompiledGraph:
         if rc != 0:
             self._raise(rc)
         del args
+        huge = tuple(n if n >= hugepages.MIN_BYTES else 0 for n in
+                     (o.nbytes if not use_torch else o.numel() * o.element_size()
+                      for o in outs))
         plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values,
-                     numpy=not use_torch)
+                     numpy=not use_torch, huge=huge)
         return outs, plan
 
     def _take_temps(self, sizes: tuple) -> list[np.ndarray]:
