@@ -74,7 +74,7 @@ MIN_FLOPS_THREADED = 1 << 22
 # (bench/results/frontends-models.md, the Rocket Lake Xeon with AMX-BF16: a
 # TransformerEncoder in bf16 16.8 ms with the f32 threshold, see the figures
 # there with this one). Without AMX (AVX512-BF16 only: the Zen 4 EPYC) MKL's
-# bf16 GEMM ran 1.5-3x slower than llvmaccel's kernel at every size
+# bf16 GEMM ran 1.3-5x slower than llvmaccel's kernel at every size
 # (bench/results/gemm.md, bf16 section), so it is not called there.
 MIN_FLOPS_BF16 = 1 << 20
 
