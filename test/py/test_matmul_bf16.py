@@ -287,6 +287,38 @@ def test_matrix_vector_reads_half_operands(dt, m, n, k, tb):
     assert y.dtype == xa.dtype and np.all(np.abs(y.astype(np.float64) - ref) <= bound)
 
 
+@pytest.mark.parametrize("m,n,k,tb,batch", [(37, 45, 700, False, ()), (16, 64, 64, True, (3,)),
+                                            (9, 33, 1500, True, ()), (64, 96, 31, False, (2,))])
+def test_rounding_in_the_matmul_kernel(m, n, k, tb, batch):
+    """A bf16 matmul (an f32 product whose only reader rounds it to bf16)
+    is rounded in the panel kernel's last k-block store, full tiles and
+    right edges alike, into the result: no second loop nest over it.
+    The bits are the f32 kernel's result rounded to nearest even, as the
+    separate rounding gave (several k-blocks, batches, B transposed)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+
+    def graph(rounded: bool) -> Graph:
+        g = Graph()
+        a = g.input("a", batch + (m, k), DType.bf16)
+        b = g.input("b", batch + ((n, k) if tb else (k, n)), DType.bf16)
+        if tb:
+            b = g.permute(b, tuple(range(len(batch))) + (len(batch) + 1, len(batch)))
+        y = g.matmul(g.cast(a, DType.f32), g.cast(b, DType.f32))
+        g.set_outputs([g.cast(y, DType.bf16) if rounded else y])
+        return g
+
+    c = compiler.compile_graph(graph(True))
+    assert c.kernel.matmuls[0][1] == "own"
+    # (The f32 result stays as the k-blocks' partial sums.)
+    assert "store <" in c.kernel.ir and " x bfloat> %b" in c.kernel.ir
+    rng = np.random.default_rng(9)
+    xa = rng.standard_normal(batch + (m, k)).astype(ml_dtypes.bfloat16)
+    xb = rng.standard_normal(batch + ((n, k) if tb else (k, n))).astype(ml_dtypes.bfloat16)
+    (y,) = c(xa, xb)
+    (y32,) = compiler.compile_graph(graph(False))(xa, xb)
+    np.testing.assert_array_equal(y.view(np.uint16), y32.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
 def test_matrix_vector_f32_path_when_disabled(monkeypatch):
     monkeypatch.setenv("LLVMACCEL_BF16_DOT", "off")
     temps = generate(_graph(64, 1, 64)).temps

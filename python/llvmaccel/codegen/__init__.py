@@ -453,11 +453,16 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     producers = _producer_fusions(graph, order, must | given, grouped | set(row_local),
                                   set(checks) | fused)
     with_reader = {x.id for xs in producers.values() for x in xs}
+    e.mm_epilogues.update(_bf16_epilogues(graph, order, e.buffers, outputs,
+                                          grouped | set(row_local) | with_reader |
+                                          set(producers) | set(checks)))
     for n in order:
         if not isinstance(n, _Copy) and n.id in grouped and n.id not in group_of:
             continue  # emitted with its group
         if not isinstance(n, _Copy) and n.id in with_reader:
             continue  # emitted in its reader's nest
+        if not isinstance(n, _Copy) and n.id in e.epilogue_done:
+            continue  # stored, rounded, by its matmul's kernel
         e.step(lambda n=n: _emit_step(e, n, group_of, producers))
         after = checks.pop(n.id, [])
         if after:
@@ -467,6 +472,35 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
 
 
 _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
+
+
+def _bf16_epilogues(graph: Graph, order: list, buffers: dict[int, Buffer], outputs: set[int],
+                    skip: set[int]) -> dict[int, tuple[int, Buffer]]:
+    """The f32 matmuls whose only reader is their rounding to bf16 (a bf16
+    matmul's result; ``cast`` with a loop nest and a buffer of its own), by
+    the matmul's id: the reader's id and buffer. The matmul's kernel may
+    store the rounded values there itself (see EmitterCore.mm_epilogues).
+    ``skip``: readers emitted in a group or another node's nest, or with
+    index checks after them."""
+    nodes = [n for n in order if not isinstance(n, _Copy)]
+    ids = {n.id for n in nodes}
+    readers: dict[int, list[Node]] = {}
+    for n in graph.nodes:
+        for x in n.inputs:
+            readers.setdefault(x.id, []).append(n)
+    out: dict[int, tuple[int, Buffer]] = {}
+    for m in nodes:
+        if m.op != "matmul" or m.dtype is not DType.f32 or m.id in outputs:
+            continue
+        users = readers.get(m.id, [])
+        if len(users) != 1:
+            continue
+        c = users[0]
+        if c.op == "cast" and c.dtype is DType.bf16 and c.id in ids and c.id not in skip and \
+                c.id in buffers and tuple(c.shape) == tuple(m.shape) and \
+                not buffers[c.id].row_local:
+            out[m.id] = (c.id, buffers[c.id])
+    return out
 
 
 def _producer_fusions(graph: Graph, order: list, buffered: set[int], skip: set[int],

@@ -54,6 +54,12 @@ class EmitterCore:
         # Values of nodes computed (and stored) in the current iteration of
         # a loop nest that also computes their one reader (materialize_with).
         self.produced: dict[int, str] = {}
+        # Matmuls whose only reader rounds them to bf16 (emit_graph): the
+        # matmul kernel may store the rounded values into the reader's
+        # buffer itself (MatmulEmitter.emit_matmul), and then records the
+        # reader as done (its loop nest is not emitted).
+        self.mm_epilogues: dict[int, tuple[int, Buffer]] = {}
+        self.epilogue_done: set[int] = set()
         self.dimvals: dict[str, str] = {}
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}

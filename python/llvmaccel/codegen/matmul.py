@@ -63,6 +63,12 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
         choice = self.mm_choose(node, m, n, k, dot, dot2, narrow and not dot2)
+        epilogue = self.mm_epilogues.get(node.id)
+        if epilogue is not None and choice.kernel == "own" and not dot and \
+                not _streams_b(mm, m if isinstance(m, int) else None):
+            # The panel kernel rounds C into the bf16 reader's buffer itself.
+            reader, mm.final = epilogue
+            self.epilogue_done.add(reader)
         if choice.kernel == "blas" and batch and blas.has_batched() and \
                 _strided_batch(a_batch, b_batch, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
@@ -362,6 +368,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             pc = self.imul(kb, str(mm.kc))
             kc = self.imin(str(mm.kc), self.op(f"sub nsw i64 {mm.dk}, {pc}", "i"))
             first = self.op(f"icmp eq i64 {kb}, 0", "c")
+            if mm.final is not None:
+                mm.last = self.op(f"icmp eq i64 {kb}, {self.op(f'sub i64 {nkb}, 1', 'i')}", "c")
             with self.loop(njb, hint="jb") as jb:
                 j0 = self.imul(jb, str(nr))
                 cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
@@ -517,14 +525,57 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             self.mm_bf16_k(mm, accs, panel, i0, rows, nv, pc, kc)
         else:
             self.mm_tile_k(mm, accs, panel, i0, rows, nv, pc, kc, j0)
-        for r in range(rows):
-            for q in range(nv):
-                self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
-        if tile is not None:
+        final = mm.final
+
+        def store_c() -> None:
             for r in range(rows):
-                with self.loop(cols, hint="tc") as c:
-                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
-                    self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
+                for q in range(nv):
+                    self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+
+        def store_final() -> None:  # the last k-block of a full tile: C rounded, to bf16
+            assert final is not None
+            bt = f"<{mm.vw} x bfloat>"
+            for r in range(rows):
+                for q in range(nv):
+                    v = self.vround_bf16(mm, self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+                    p = self.ptr(final.param, "bfloat",
+                                 self.iadd(crows[r], self.iadd(j0, str(q * mm.vw))))
+                    self.line(f"store {bt} {v}, ptr {p}, align 2")
+
+        if final is None or tile is not None:
+            store_c()
+        else:
+            self.either(mm.last, store_final, store_c)
+        if tile is not None:
+            def copy(out: Buffer) -> None:
+                for r in range(rows):
+                    with self.loop(cols, hint="tc") as c:
+                        v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                        self.store(out, self.iadd(crows[r], self.iadd(j0, c)),
+                                   self.convert(v, mm.dt, out.dtype))
+            if final is None:
+                copy(mm.out)
+            else:
+                self.either(mm.last, lambda: copy(final), lambda: copy(mm.out))
+
+    def vround_bf16(self, mm: _Matmul, v: str) -> str:
+        """The f32 vector ``v`` rounded to bf16 as ``round_to_bf16`` rounds
+        each element (ties to even, NaN to 0x7FC0), in integer ops."""
+        w = mm.vw
+
+        def splat(t: str, x: int) -> str:
+            return "<" + ", ".join([f"{t} {x}"] * w) + ">"
+
+        vi, vs = f"<{w} x i32>", f"<{w} x i16>"
+        c16, c1, half = splat("i32", 16), splat("i32", 1), splat("i32", 32767)
+        b = self.op(f"bitcast {mm.vt} {v} to {vi}", "b")
+        odd = self.op(f"and {vi} {self.op(f'lshr {vi} {b}, {c16}', 'b')}, {c1}", "b")
+        r = self.op(f"add {vi} {b}, {self.op(f'add {vi} {odd}, {half}', 'b')}", "b")
+        hi = self.op(f"trunc {vi} {self.op(f'lshr {vi} {r}, {c16}', 'b')} to {vs}", "b")
+        nan = self.op(f"fcmp uno {mm.vt} {v}, zeroinitializer", "c")
+        qnan = splat("i16", 0x7FC0)
+        bits = self.op(f"select <{w} x i1> {nan}, {vs} {qnan}, {vs} {hi}", "b")
+        return self.op(f"bitcast {vs} {bits} to <{w} x bfloat>", "b")
 
     def mm_tile_k(self, mm: _Matmul, accs: list[list[str]], panel: str | None, i0: str,
                   rows: int, nv: int, pc: str, kc: str, j0: str) -> None:
@@ -645,6 +696,11 @@ class _Matmul:
     oa: str = "0"
     ob: str = "0"
     oc: str = "0"
+    # The bf16 buffer the panel kernel stores C into, rounded, in the last
+    # k-block (the matmul's only reader is that rounding, see
+    # EmitterCore.mm_epilogues), and the i1 of "this is the last k-block".
+    final: Buffer | None = None
+    last: str = "true"
 
     @property
     def t(self) -> str:
