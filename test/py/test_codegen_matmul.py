@@ -305,3 +305,42 @@ def test_few_rows_read_b_in_place(dt):
     assert ir.index("%pk") < ir.index(".edge")
     _check(compiler.compile_graph(_graph(dt, 1, nr + 3, 9, batch=(3,))), dt, 1, nr + 3, 9,
            batch=(3,))
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 96, 40), (37, 45, 700), (7, 33, 9)])
+def test_reader_computed_in_the_matmul_kernel(m, n, k):
+    """The one elementwise nest that reads a matmul's result at its own
+    element (a bias, an activation, a residual computed before, through a
+    reshape) is computed in the matmul's last k-block from the tile, and
+    the result is not stored: bit for bit what the separate nest gives
+    (the same graph with the product also a result, which keeps the nest)."""
+    dt = DType.f32
+
+    def graph(keep_product: bool) -> Graph:
+        g = Graph()
+        a = g.input("a", (2, m, k), dt)
+        w = g.input("w", (n, k), dt)
+        b = g.input("b", (n,), dt)
+        r = g.input("r", (2, m, n), dt)
+        # A nest before the matmul's (read twice: a buffer of its own).
+        res = g.unary("exp", g.binary("mul", r, g.scalar(0.5, dt)))
+        total = g.reduce("sum", res, (0, 1, 2))
+        y = g.matmul(a, g.broadcast_to(g.permute(w, (1, 0)), (2, k, n)))
+        # (relu, not a math call: the vector and scalar variants of tanh may
+        # differ in the last bit, and the loops differ in their remainders.)
+        z = g.unary("relu", g.binary("add", g.binary("add", y, b), res))
+        out = g.reshape(z, (2 * m, n))
+        g.set_outputs([out, total] + ([y] if keep_product else []))
+        return g
+
+    fused = compiler.compile_graph(graph(False))
+    (_, _, why), = fused.kernel.matmuls
+    assert "its reader (reshape) computed in the kernel" in why, why
+    plain = compiler.compile_graph(graph(True))
+    assert "computed in the kernel" not in plain.kernel.matmuls[0][2]
+    args = [_data(dt, s) for s in ((2, m, k), (n, k), (n,), (2, m, n))]
+    got, want = fused(*args), plain(*args)
+    np.testing.assert_array_equal(got[0], want[0])
+    ref = np.maximum(np.matmul(args[0].astype(np.float64), args[1].T.astype(np.float64)) +
+                     args[2] + np.exp(args[3] * 0.5), 0).reshape(2 * m, n)
+    np.testing.assert_allclose(got[0], ref, rtol=1e-4, atol=1e-4)

@@ -453,9 +453,9 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     producers = _producer_fusions(graph, order, must | given, grouped | set(row_local),
                                   set(checks) | fused)
     with_reader = {x.id for xs in producers.values() for x in xs}
-    e.mm_epilogues.update(_bf16_epilogues(graph, order, e.buffers, outputs,
-                                          grouped | set(row_local) | with_reader |
-                                          set(producers) | set(checks)))
+    e.mm_epilogues.update(_matmul_epilogues(graph, order, e.buffers, outputs, must | given,
+                                            grouped | set(row_local) | with_reader |
+                                            set(producers) | set(checks) | fused))
     for n in order:
         if not isinstance(n, _Copy) and n.id in grouped and n.id not in group_of:
             continue  # emitted with its group
@@ -474,32 +474,45 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
 _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
 
 
-def _bf16_epilogues(graph: Graph, order: list, buffers: dict[int, Buffer], outputs: set[int],
-                    skip: set[int]) -> dict[int, tuple[int, Buffer]]:
-    """The f32 matmuls whose only reader is their rounding to bf16 (a bf16
-    matmul's result; ``cast`` with a loop nest and a buffer of its own), by
-    the matmul's id: the reader's id and buffer. The matmul's kernel may
-    store the rounded values there itself (see EmitterCore.mm_epilogues).
-    ``skip``: readers emitted in a group or another node's nest, or with
-    index checks after them."""
+def _matmul_epilogues(graph: Graph, order: list, buffers: dict[int, Buffer], outputs: set[int],
+                      buffered: set[int], skip: set[int]) -> dict[int, tuple[Node, Buffer]]:
+    """Matmuls whose result only one loop nest reads, an elementwise node
+    (or a reshape of one) ``y`` reading it at its own element (``relu(x @ w
+    + b)``, a bf16 matmul's rounding, ``gelu(addmm)``; through reshapes,
+    with as many elements and the same last dim), by the matmul's id: ``y``
+    and its buffer. The matmul's kernel may compute ``y`` in its last k-block
+    instead of storing the product (EmitterCore.mm_epilogues). Everything
+    else ``y`` reads must have its buffer before the matmul's nest runs.
+    ``buffered``: nodes with buffers; ``skip``: nests emitted in a group
+    or another nest, with index checks after them, or fused away."""
     nodes = [n for n in order if not isinstance(n, _Copy)]
-    ids = {n.id for n in nodes}
-    readers: dict[int, list[Node]] = {}
-    for n in graph.nodes:
-        for x in n.inputs:
-            readers.setdefault(x.id, []).append(n)
-    out: dict[int, tuple[int, Buffer]] = {}
+    pos = {n.id: k for k, n in enumerate(nodes)}
+
+    def at_element(user: Node, x: Node) -> bool:
+        return user.op == "reshape" or (user.op in _ELEMENTWISE and
+                                        tuple(x.shape) == tuple(user.shape))
+
+    reads = {m.id: buffered_reads([(i, (m.op in _ELEMENTWISE or m.op == "reshape") and
+                                    at_element(m, i)) for i in m.inputs], buffered, at_element)
+             for m in nodes}
+    out: dict[int, tuple[Node, Buffer]] = {}
     for m in nodes:
-        if m.op != "matmul" or m.dtype is not DType.f32 or m.id in outputs:
+        if m.op != "matmul" or m.id in outputs or m.id in skip or not _static(m.shape):
             continue
-        users = readers.get(m.id, [])
-        if len(users) != 1:
+        readers = [y for y in nodes if m.id in reads[y.id]]
+        if len(readers) != 1:
             continue
-        c = users[0]
-        if c.op == "cast" and c.dtype is DType.bf16 and c.id in ids and c.id not in skip and \
-                c.id in buffers and tuple(c.shape) == tuple(m.shape) and \
-                not buffers[c.id].row_local:
-            out[m.id] = (c.id, buffers[c.id])
+        y = readers[0]
+        if (y.op not in _ELEMENTWISE and y.op != "reshape") or y.id in skip or \
+                y.id not in buffers or \
+                not reads[y.id][m.id] or buffers[y.id].row_local or not _static(y.shape) or \
+                shape_numel(y.shape) != shape_numel(m.shape) or y.rank == 0 or \
+                y.shape[-1] != m.shape[-1]:
+            continue
+        # What else y reads is there before m's nest: inputs, constants, or
+        # nests emitted earlier.
+        if all(x == m.id or x not in pos or pos[x] < pos[m.id] for x in reads[y.id]):
+            out[m.id] = (y, buffers[y.id])
     return out
 
 

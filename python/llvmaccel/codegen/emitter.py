@@ -54,11 +54,12 @@ class EmitterCore:
         # Values of nodes computed (and stored) in the current iteration of
         # a loop nest that also computes their one reader (materialize_with).
         self.produced: dict[int, str] = {}
-        # Matmuls whose only reader rounds them to bf16 (emit_graph): the
-        # matmul kernel may store the rounded values into the reader's
-        # buffer itself (MatmulEmitter.emit_matmul), and then records the
-        # reader as done (its loop nest is not emitted).
-        self.mm_epilogues: dict[int, tuple[int, Buffer]] = {}
+        # Matmuls whose result one elementwise nest alone reads, at its own
+        # element (emit_graph's _matmul_epilogues): the matmul's panel
+        # kernel may compute that reader in its last k-block from the tile
+        # (MatmulEmitter.mm_epilogue), and then records the reader as done
+        # (its own loop nest is not emitted).
+        self.mm_epilogues: dict[int, tuple[Node, Buffer]] = {}
         self.epilogue_done: set[int] = set()
         self.dimvals: dict[str, str] = {}
         self.buffers: dict[int, Buffer] = {}

@@ -66,9 +66,12 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         epilogue = self.mm_epilogues.get(node.id)
         if epilogue is not None and choice.kernel == "own" and not dot and \
                 not _streams_b(mm, m if isinstance(m, int) else None):
-            # The panel kernel rounds C into the bf16 reader's buffer itself.
-            reader, mm.final = epilogue
-            self.epilogue_done.add(reader)
+            # The panel kernel computes C's only reader itself.
+            mm.final, mm.node_id = epilogue, node.id
+            self.epilogue_done.add(epilogue[0].id)
+            nid, kind, why = self.matmul_choices[-1]
+            self.matmul_choices[-1] = (nid, kind, f"{why}; its reader ({epilogue[0].op}) "
+                                                  "computed in the kernel")
         if choice.kernel == "blas" and batch and blas.has_batched() and \
                 _strided_batch(a_batch, b_batch, batch, m, n, k):
             # One call for the whole batch: the library spreads it over its
@@ -81,6 +84,7 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             mm.ob = self.imul(self.linear(self.bcast_idx_shape(b_batch, batch, bidx),
                                           b_batch), self.dim(dim_op("mul", k, n)))
             mm.oc = self.imul(self.linear(bidx, batch), self.dim(dim_op("mul", m, n)))
+            mm.row0 = self.imul(self.linear(bidx, batch), self.dim(m))
             self.mm_run(mm, choice, dot)
 
     def mm_plan(self, ba: Buffer, bb: Buffer, out: Buffer, dt: DType, dm: str, n: object,
@@ -525,57 +529,63 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             self.mm_bf16_k(mm, accs, panel, i0, rows, nv, pc, kc)
         else:
             self.mm_tile_k(mm, accs, panel, i0, rows, nv, pc, kc, j0)
-        final = mm.final
-
         def store_c() -> None:
             for r in range(rows):
                 for q in range(nv):
                     self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
 
-        def store_final() -> None:  # the last k-block of a full tile: C rounded, to bf16
-            assert final is not None
-            bt = f"<{mm.vw} x bfloat>"
+        if mm.final is None:
+            store_c()
+            if tile is not None:
+                self.mm_tile_copy(mm, tile, crows, rows, j0, cols)
+            return
+        if tile is not None:  # the right edge: through the stack tile in any k-block
+            store_c()
+            self.either(mm.last, lambda: self.mm_epilogue(mm, tile, i0, rows, j0, cols),
+                        lambda: self.mm_tile_copy(mm, tile, crows, rows, j0, cols))
+            return
+        full = self.stack(mm, "tile", mm.mr * nr)
+
+        def epilogue() -> None:
             for r in range(rows):
                 for q in range(nv):
-                    v = self.vround_bf16(mm, self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
-                    p = self.ptr(final.param, "bfloat",
-                                 self.iadd(crows[r], self.iadd(j0, str(q * mm.vw))))
-                    self.line(f"store {bt} {v}, ptr {p}, align 2")
+                    self.vstore(mm, full, str(r * nr + q * mm.vw),
+                                self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+            self.mm_epilogue(mm, full, i0, rows, j0, cols)
+        self.either(mm.last, epilogue, store_c)
 
-        if final is None or tile is not None:
-            store_c()
-        else:
-            self.either(mm.last, store_final, store_c)
-        if tile is not None:
-            def copy(out: Buffer) -> None:
-                for r in range(rows):
-                    with self.loop(cols, hint="tc") as c:
-                        v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
-                        self.store(out, self.iadd(crows[r], self.iadd(j0, c)),
-                                   self.convert(v, mm.dt, out.dtype))
-            if final is None:
-                copy(mm.out)
-            else:
-                self.either(mm.last, lambda: copy(final), lambda: copy(mm.out))
+    def mm_tile_copy(self, mm: _Matmul, tile: str, crows: list[str], rows: int, j0: str,
+                     cols: str) -> None:
+        """The valid ``cols`` columns of a right-edge tile into C."""
+        nr = mm.nrv * mm.vw
+        for r in range(rows):
+            with self.loop(cols, hint="tc") as c:
+                v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                self.store(mm.out, self.iadd(crows[r], self.iadd(j0, c)), v)
 
-    def vround_bf16(self, mm: _Matmul, v: str) -> str:
-        """The f32 vector ``v`` rounded to bf16 as ``round_to_bf16`` rounds
-        each element (ties to even, NaN to 0x7FC0), in integer ops."""
-        w = mm.vw
-
-        def splat(t: str, x: int) -> str:
-            return "<" + ", ".join([f"{t} {x}"] * w) + ">"
-
-        vi, vs = f"<{w} x i32>", f"<{w} x i16>"
-        c16, c1, half = splat("i32", 16), splat("i32", 1), splat("i32", 32767)
-        b = self.op(f"bitcast {mm.vt} {v} to {vi}", "b")
-        odd = self.op(f"and {vi} {self.op(f'lshr {vi} {b}, {c16}', 'b')}, {c1}", "b")
-        r = self.op(f"add {vi} {b}, {self.op(f'add {vi} {odd}, {half}', 'b')}", "b")
-        hi = self.op(f"trunc {vi} {self.op(f'lshr {vi} {r}, {c16}', 'b')} to {vs}", "b")
-        nan = self.op(f"fcmp uno {mm.vt} {v}, zeroinitializer", "c")
-        qnan = splat("i16", 0x7FC0)
-        bits = self.op(f"select <{w} x i1> {nan}, {vs} {qnan}, {vs} {hi}", "b")
-        return self.op(f"bitcast {vs} {bits} to <{w} x bfloat>", "b")
+    def mm_epilogue(self, mm: _Matmul, tile: str, i0: str, rows: int, j0: str,
+                    cols: str) -> None:
+        """C's only reader (``mm.final``) at the tile's ``rows x cols``
+        elements, computed from the tile (C's values, in a stack buffer) and
+        stored into the reader's buffer, in the loop nest of the matmul: C
+        itself is not stored (see EmitterCore.mm_epilogues)."""
+        assert mm.final is not None
+        y, ybuf = mm.final
+        nr = mm.nrv * mm.vw
+        own = self.buffers.pop(y.id)  # compute the reader, do not load it
+        try:
+            for r in range(rows):
+                row = self.iadd(mm.row0, self.iadd(i0, str(r)))
+                with self.loop(cols, hint="ec") as c:
+                    self.memo = {}
+                    v = self.load(Buffer("temp", (), mm.dt, tile), self.iadd(str(r * nr), c))
+                    self.produced = {mm.node_id: v}
+                    idx = self.delinearize(row, tuple(y.shape[:-1])) + [self.iadd(j0, c)]
+                    self.store_at(ybuf, idx, y.shape, self.emit(y, idx))
+        finally:
+            self.buffers[y.id] = own
+            self.produced = {}
+            self.memo = {}
 
     def mm_tile_k(self, mm: _Matmul, accs: list[list[str]], panel: str | None, i0: str,
                   rows: int, nv: int, pc: str, kc: str, j0: str) -> None:
@@ -696,11 +706,15 @@ class _Matmul:
     oa: str = "0"
     ob: str = "0"
     oc: str = "0"
-    # The bf16 buffer the panel kernel stores C into, rounded, in the last
-    # k-block (the matmul's only reader is that rounding, see
-    # EmitterCore.mm_epilogues), and the i1 of "this is the last k-block".
-    final: Buffer | None = None
+    # The only reader of C and its buffer, which the panel kernel computes
+    # in the last k-block from the tile instead of storing C (see
+    # EmitterCore.mm_epilogues); the i1 of "this is the last k-block"; the
+    # row of C's batch index 0 in the rows of all batches (the reader's
+    # index is made from the row and the column).
+    final: tuple[Node, Buffer] | None = None
     last: str = "true"
+    row0: str = "0"
+    node_id: int = -1
 
     @property
     def t(self) -> str:
