@@ -145,6 +145,13 @@ def _temp_dtype(dt: DType) -> Any:
 _SPARE_SHAPES = 4  # sizes of temporaries (and call plans) a compiled graph keeps
 
 
+class _Temps(NamedTuple):
+    """One call's temporaries and their addresses (None for an empty one)."""
+
+    arrays: list
+    ptrs: list
+
+
 class _Plan(NamedTuple):
     """What a call of a known input signature needs, computed once."""
 
@@ -294,7 +301,7 @@ class CompiledGraph:
         self._inputs = [graph.nodes[i] for i in kernel.inputs]
         # Temporaries of finished calls, by their sizes, for the next calls
         # (see _take_temps).
-        self._spare_temps: dict[tuple, list[list[np.ndarray]]] = {}
+        self._spare_temps: dict[tuple, list[_Temps]] = {}
         self._spare_lock = threading.Lock()
         # Signatures of contiguous CPU tensor inputs seen before -> _Plan.
         self._plans: dict[tuple, _Plan] = {}
@@ -399,7 +406,7 @@ class CompiledGraph:
             rc = self._fn(*ptrs, *plan.symbols)
         else:
             temps = self._take_temps(plan.temp_sizes)
-            ptrs += [t.ctypes.data or None for t in temps]
+            ptrs += temps.ptrs
             try:
                 rc = self._fn(*ptrs, *plan.symbols)
             finally:
@@ -454,8 +461,7 @@ class CompiledGraph:
         temp_sizes = buffer_sizes(self.kernel.temps, env, "intermediate")
         temps = self._take_temps(temp_sizes)
         sym_values = tuple(env[s] for s in self.kernel.symbols)
-        ptrs = [ptr(a) for a in args] + self._const_ptrs + [ptr(o) for o in outs] + \
-            [t.ctypes.data or None for t in temps]
+        ptrs = [ptr(a) for a in args] + self._const_ptrs + [ptr(o) for o in outs] + temps.ptrs
         try:
             rc = self._fn(*ptrs, *sym_values)
         finally:
@@ -470,11 +476,13 @@ class CompiledGraph:
                      numpy=not use_torch, huge=huge)
         return outs, plan
 
-    def _take_temps(self, sizes: tuple) -> list[np.ndarray]:
+    def _take_temps(self, sizes: tuple) -> _Temps:
         """Temporaries of these sizes for one call: those of an earlier call
         when one has finished, else new ones. Reusing them spares each call
         the page faults of fresh memory (a DLRM's 12 MiB of intermediates
-        cost up to a third of its run time when allocated per call)."""
+        cost up to a third of its run time when allocated per call), and
+        asking numpy for their addresses (about 1 us a buffer: a
+        TransformerEncoder's 51 temporaries cost 50 us a call)."""
         with self._spare_lock:
             free = self._spare_temps.get(sizes)
             if free:
@@ -483,11 +491,11 @@ class CompiledGraph:
                  for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
         for t in temps:
             hugepages.advise(t.ctypes.data, t.nbytes)
-        return temps
+        return _Temps(temps, [t.ctypes.data or None for t in temps])
 
-    def _give_back_temps(self, key: tuple, temps: list[np.ndarray]) -> None:
+    def _give_back_temps(self, key: tuple, temps: _Temps) -> None:
         """Keeps ``temps`` for a later call (the last _SPARE_SHAPES sizes)."""
-        if not temps:
+        if not temps.arrays:
             return
         with self._spare_lock:
             spare = self._spare_temps.pop(key, [])
