@@ -469,9 +469,7 @@ class CompiledGraph:
         if rc != 0:
             self._raise(rc)
         del args
-        huge = tuple(n if n >= hugepages.MIN_BYTES else 0 for n in
-                     (o.nbytes if not use_torch else o.numel() * o.element_size()
-                      for o in outs))
+        huge = tuple(o.nbytes if o.nbytes >= hugepages.MIN_BYTES else 0 for o in outs)
         plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values,
                      numpy=not use_torch, huge=huge)
         return outs, plan

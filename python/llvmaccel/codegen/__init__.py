@@ -462,7 +462,7 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         if not isinstance(n, _Copy) and n.id in with_reader:
             continue  # emitted in its reader's nest
         if not isinstance(n, _Copy) and n.id in e.epilogue_done:
-            continue  # stored, rounded, by its matmul's kernel
+            continue  # computed in its matmul's kernel
         e.step(lambda n=n: _emit_step(e, n, group_of, producers))
         after = checks.pop(n.id, [])
         if after:
@@ -472,6 +472,21 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
 
 
 _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})
+
+
+def _at_element(user: Node, x: Node) -> bool:
+    """Whether ``user`` reads its operand ``x`` at the position ``user``
+    itself is read at (a reshape, or a same-shape elementwise op)."""
+    return user.op == "reshape" or (user.op in _ELEMENTWISE and
+                                    tuple(x.shape) == tuple(user.shape))
+
+
+def _nest_reads(nodes: list[Node], buffered: set[int]) -> dict[int, dict[int, bool]]:
+    """For every nest of ``nodes``: the buffered nodes its expression reads,
+    and whether every path reads them at the nest's own element."""
+    return {m.id: buffered_reads([(i, (m.op in _ELEMENTWISE or m.op == "reshape") and
+                                   _at_element(m, i)) for i in m.inputs], buffered, _at_element)
+            for m in nodes}
 
 
 def _matmul_epilogues(graph: Graph, order: list, buffers: dict[int, Buffer], outputs: set[int],
@@ -487,14 +502,7 @@ def _matmul_epilogues(graph: Graph, order: list, buffers: dict[int, Buffer], out
     or another nest, with index checks after them, or fused away."""
     nodes = [n for n in order if not isinstance(n, _Copy)]
     pos = {n.id: k for k, n in enumerate(nodes)}
-
-    def at_element(user: Node, x: Node) -> bool:
-        return user.op == "reshape" or (user.op in _ELEMENTWISE and
-                                        tuple(x.shape) == tuple(user.shape))
-
-    reads = {m.id: buffered_reads([(i, (m.op in _ELEMENTWISE or m.op == "reshape") and
-                                    at_element(m, i)) for i in m.inputs], buffered, at_element)
-             for m in nodes}
+    reads = _nest_reads(nodes, buffered)
     out: dict[int, tuple[Node, Buffer]] = {}
     for m in nodes:
         if m.op != "matmul" or m.id in outputs or m.id in skip or not _static(m.shape):
@@ -531,15 +539,7 @@ def _producer_fusions(graph: Graph, order: list, buffered: set[int], skip: set[i
     nodes with index checks after their nest, or fused away."""
     nodes = [n for n in order if not isinstance(n, _Copy)]
     pos = {n.id: k for k, n in enumerate(nodes)}
-    # For every nest: the buffered nodes its expression reads, and whether
-    # every path reads them at its own element (True) or not.
-    def at_element(user: Node, x: Node) -> bool:
-        return user.op == "reshape" or (user.op in _ELEMENTWISE and
-                                        tuple(x.shape) == tuple(user.shape))
-
-    reads = {m.id: buffered_reads([(i, m.op in _ELEMENTWISE and at_element(m, i))
-                                   for i in m.inputs], buffered, at_element)
-             for m in nodes}
+    reads = _nest_reads(nodes, buffered)
     out: dict[int, list[Node]] = {}
     taken: set[int] = set()
     for x in nodes:

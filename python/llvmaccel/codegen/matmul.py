@@ -122,9 +122,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         if widen:
             choice = blas.Choice("own", "matrix-vector class of half operands: llvmaccel's "
                                         "dot kernel, widening them on load")
-        elif dot2:
-            no_library = blas.bf16_library_reason(self.target) if dt is DType.f32 \
-                else "products not in f32"
+        elif dot2:  # (f32 products: matmul_operands names dot2 for no other)
+            no_library = blas.bf16_library_reason(self.target)
             if no_library is None:
                 # The library's bf16 GEMM (MKL's AMX kernels) from
                 # MIN_FLOPS_BF16 multiply-adds; llvmaccel's bf16 pair
@@ -529,10 +528,13 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             self.mm_bf16_k(mm, accs, panel, i0, rows, nv, pc, kc)
         else:
             self.mm_tile_k(mm, accs, panel, i0, rows, nv, pc, kc, j0)
-        def store_c() -> None:
+        def spill(at: Callable[[int, int], tuple[str, str]]) -> None:
             for r in range(rows):
                 for q in range(nv):
-                    self.vstore(mm, *where(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+                    self.vstore(mm, *at(r, q), self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+
+        def store_c() -> None:
+            spill(where)
 
         if mm.final is None:
             store_c()
@@ -547,10 +549,7 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         full = self.stack(mm, "tile", mm.mr * nr)
 
         def epilogue() -> None:
-            for r in range(rows):
-                for q in range(nv):
-                    self.vstore(mm, full, str(r * nr + q * mm.vw),
-                                self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a"))
+            spill(lambda r, q: (full, str(r * nr + q * mm.vw)))
             self.mm_epilogue(mm, full, i0, rows, j0, cols)
         self.either(mm.last, epilogue, store_c)
 
@@ -791,9 +790,9 @@ def matmul_operands(node: Node, target: TargetInfo, through_broadcast: bool = Fa
     :mod:`.matmul_bf16`) on a target with a bf16 dot product. When N is
     smaller than a vector with B read along k (the dot-product kernel's
     matrix-vector class), two casts of bf16 or f16 values are read as they
-    are, with no intrinsic (the kernel widens them on load; any target). ``through_broadcast``: see
-    :func:`_matmul_source` (the matmul kernel's own operands; a fused
-    attention reads them as they are)."""
+    are, with no intrinsic (the kernel widens them on load; any target).
+    ``through_broadcast``: see :func:`_matmul_source` (the matmul kernel's
+    own operands; a fused attention reads them as they are)."""
     a, b = node.inputs
     wide = (_matmul_source(a, through_broadcast), _matmul_source(b, through_broadcast))
     na, nb = half_operand(a), half_operand(b)
