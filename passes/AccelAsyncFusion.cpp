@@ -124,6 +124,7 @@ llvm::parseAccelAsyncFusionOptions(StringRef Params) {
   P.flag("chains", Opts.Chains);
   P.flag("inline-small", Opts.InlineSmall);
   P.flag("gpu-graphs", Opts.GPUGraphs);
+  P.flag("graph-cache", Opts.GraphCache);
   if (Error E = P.parse(Params))
     return std::move(E);
   return Opts;
@@ -134,7 +135,8 @@ void AccelAsyncFusionPass::printPipeline(
   OS << "accel-async-fusion<min-cost=" << Opts.MinCost << ';'
      << (Opts.Chains ? "" : "no-") << "chains;"
      << (Opts.InlineSmall ? "" : "no-") << "inline-small;"
-     << (Opts.GPUGraphs ? "" : "no-") << "gpu-graphs>";
+     << (Opts.GPUGraphs ? "" : "no-") << "gpu-graphs;"
+     << (Opts.GraphCache ? "" : "no-") << "graph-cache>";
 }
 
 namespace {
@@ -775,7 +777,9 @@ PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
   Fuser Fu(M, MAM, Opts);
   bool Changed = Fu.run();
   if (Opts.GPUGraphs &&
-      (M.getFunction("cudaLaunchKernel") || M.getFunction("hipLaunchKernel") ||
+      (M.getFunction("cudaLaunchKernel") || M.getFunction("cuLaunchKernel") ||
+       M.getFunction("hipLaunchKernel") ||
+       M.getFunction("hipModuleLaunchKernel") ||
        M.getFunction("zeCommandListAppendLaunchKernel"))) {
     auto &FAM =
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
@@ -784,7 +788,8 @@ PreservedAnalyses AccelAsyncFusionPass::run(Module &M,
         continue;
       OptimizationRemarkEmitter ORE(&F);
       if (captureLaunchLoops(F, FAM.getResult<LoopAnalysis>(F),
-                             FAM.getResult<DominatorTreeAnalysis>(F), ORE)) {
+                             FAM.getResult<DominatorTreeAnalysis>(F), ORE,
+                             Opts.GraphCache)) {
         FAM.invalidate(F, PreservedAnalyses::none());
         Changed = true;
       }

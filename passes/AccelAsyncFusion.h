@@ -38,8 +38,12 @@ struct AccelAsyncFusionOptions {
   bool Chains = true;
   /// Run cheap independent tasks (and cheap chains) inline in the caller.
   bool InlineSmall = true;
-  /// Replay loops of CUDA kernel launches from a captured graph.
+  /// Replay loops of CUDA/HIP kernel launches from a captured graph (and
+  /// record Level Zero command lists once per loop).
   bool GPUGraphs = true;
+  /// Keep a loop's executable graph for its next execution (per call site,
+  /// while the launch parameters stay the same).
+  bool GraphCache = true;
 };
 
 class AccelAsyncFusionPass : public PassInfoMixin<AccelAsyncFusionPass> {

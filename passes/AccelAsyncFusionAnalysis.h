@@ -104,12 +104,14 @@ std::optional<unsigned> resultIndex(Value *V, CallInst *Pred);
 std::string linkToSuccessor(const Launch &Pred, std::optional<Launch> &Next,
                             const DenseMap<Function *, TaskFunction *> &Tasks);
 
-/// Part 2 (AccelAsyncFusionGPU.cpp): replays the CUDA kernel launches of
-/// each capturable innermost loop of \p F from a graph captured in its first
-/// iteration (\p DT: only launches made in every iteration are captured).
-/// Returns whether \p F changed.
+/// Part 2 (AccelAsyncFusionGPU.cpp): replays the CUDA and HIP kernel
+/// launches of each capturable innermost loop of \p F from a graph captured
+/// in its first iteration (\p DT: only launches made in every iteration are
+/// captured), cached for the loop's next execution when \p GraphCache; records
+/// Level Zero command lists once per execution of their loop. Returns whether
+/// \p F changed.
 bool captureLaunchLoops(Function &F, LoopInfo &LI, DominatorTree &DT,
-                        OptimizationRemarkEmitter &ORE);
+                        OptimizationRemarkEmitter &ORE, bool GraphCache);
 
 } // namespace asyncfusion
 } // namespace llvm

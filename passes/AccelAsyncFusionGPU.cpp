@@ -11,11 +11,12 @@
 /// waits for it builds the same list every iteration; it is built in the first
 /// iteration only and executed in every one.
 ///
-/// CUDA and HIP runtime API host code (as clang
-/// emits it for `kernel<<<grid, block, shmem, stream>>>(args)` once the device
-/// stubs are inlined: `__cudaPushCallConfiguration`, argument slots on the
-/// stack, `__cudaPopCallConfiguration`, `cudaLaunchKernel`; the same with
-/// `hip` names).
+/// CUDA and HIP host code: the runtime API as clang emits it for
+/// `kernel<<<grid, block, shmem, stream>>>(args)` once the device stubs are
+/// inlined (`__cudaPushCallConfiguration`, argument slots on the stack,
+/// `__cudaPopCallConfiguration`, `cudaLaunchKernel`; the same with `hip`
+/// names), and the driver and module APIs (`cuLaunchKernel`,
+/// `hipModuleLaunchKernel`, with their `kernelParams` on the stack).
 ///
 /// A loop whose only effects are kernel launches on one stream, with
 /// loop-invariant configurations and arguments, launches the same sequence of
@@ -23,6 +24,9 @@
 /// into a CUDA graph and replays it once per iteration:
 ///
 ///   preheader: state = 0 (fresh); exec = null
+///              [cache: if (try-lock(cache) && cache.exec && cache.key == key)
+///                        state = 1 (graph ready), exec = cache.exec
+///                      else if (locked && cache.exec) destroy it]
 ///   header:    if (state == 0 && cudaStreamBeginCapture(s, relaxed) != 0)
 ///                state = 2 (capture refused: launch directly)
 ///   launches:  each runs only while state != 1 (graph ready)
@@ -31,15 +35,27 @@
 ///                  ok = cudaGraphInstantiateWithFlags(&exec, g, 0) == 0;
 ///                  cudaGraphDestroy(g); state = ok ? 1 : 2 } }
 ///              if (state == 1) cudaGraphLaunch(exec, s)
-///   exits:     if (state == 1) cudaGraphExecDestroy(exec)
+///   exits:     [cache locked: if (state == 1) cache = {exec, key}; unlock]
+///              otherwise: if (state == 1) cudaGraphExecDestroy(exec)
 ///
 /// (If ending the capture or instantiating fails, the kernels of the first
 /// iteration were recorded but not run, and the later iterations launch
 /// directly: the legality rules leave nothing in the loop that can break the
 /// capture, so this takes a runtime fault.)
 ///
-/// The graph is built once per execution of the loop (the arguments are
-/// invariant within one execution, not across calls of the function).
+/// The executable graph is cached per call site: the next execution of the
+/// loop (the next call of the function) replays it without capturing again
+/// when every launch parameter that is not a constant (the stream, grid and
+/// block sizes, the values stored into the argument slots) equals the one it
+/// was captured with; a different key destroys it and captures anew. The
+/// cache is one internal global per loop, taken with a try-lock for the
+/// whole execution of the loop: a thread that finds it taken captures a
+/// private graph (as without the cache), so threads never share or race on
+/// an entry. It applies when the key determines the launches: the argument
+/// slots are written only inside the loop and the launches read no other
+/// memory (`graph-cache`; otherwise, or with `no-graph-cache`, the graph is
+/// built once per execution of the loop, with a remark saying why).
+///
 /// Legality: nothing else in the loop may have an effect (a host
 /// synchronization, a memory copy, any other call, a store outside the
 /// launches' argument slots), every launch uses the same stream, which is not
@@ -51,6 +67,8 @@
 #include "AccelAsyncFusionAnalysis.h"
 #include "Compat.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -65,6 +83,7 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
+#include <optional>
 #include <string>
 
 using namespace llvm;
@@ -74,6 +93,8 @@ using namespace llvm::PatternMatch;
 
 STATISTIC(NumGraphLoops, "Launch loops replayed from a graph or a command "
                          "list recorded once");
+STATISTIC(NumGraphLoopsCached, "Launch loops whose graph is cached for the "
+                               "next execution of the loop");
 
 namespace {
 
@@ -83,41 +104,78 @@ namespace {
 
 enum class LaunchCall { None, Push, Pop, Launch };
 
-/// The entry points of one runtime: CUDA's, or HIP's (the same API with
-/// hip names).
+/// The launch entry point of one API and the graph entry points of its
+/// runtime: CUDA's runtime and driver APIs, HIP's runtime and module APIs.
 struct Runtime {
-  StringRef Push, Pop, Launch, BeginCapture, EndCapture, Instantiate,
-      GraphDestroy, GraphLaunch, ExecDestroy;
+  StringRef Name; ///< The graph family ("CUDA", "HIP"), for remarks.
+  /// Launch configuration pushed and popped around the launch (runtime APIs;
+  /// empty for the driver and module APIs, whose launch takes it directly).
+  StringRef Push, Pop;
+  StringRef Launch;
+  /// The launch's stream operand, counted from its last operand (1: last).
+  unsigned StreamFromEnd;
+  StringRef BeginCapture, EndCapture, Instantiate, GraphDestroy, GraphLaunch,
+      ExecDestroy;
 };
-const Runtime CUDA = {"__cudaPushCallConfiguration",
+const Runtime CUDA = {"CUDA",
+                      "__cudaPushCallConfiguration",
                       "__cudaPopCallConfiguration",
                       "cudaLaunchKernel",
+                      1,
                       "cudaStreamBeginCapture",
                       "cudaStreamEndCapture",
                       "cudaGraphInstantiateWithFlags",
                       "cudaGraphDestroy",
                       "cudaGraphLaunch",
                       "cudaGraphExecDestroy"};
-const Runtime HIP = {"__hipPushCallConfiguration",
+// cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
+// cuda.h maps cuStreamBeginCapture to its _v2 entry point.
+const Runtime CUDADriver = {"CUDA",
+                            "",
+                            "",
+                            "cuLaunchKernel",
+                            3,
+                            "cuStreamBeginCapture_v2",
+                            "cuStreamEndCapture",
+                            "cuGraphInstantiateWithFlags",
+                            "cuGraphDestroy",
+                            "cuGraphLaunch",
+                            "cuGraphExecDestroy"};
+const Runtime HIP = {"HIP",
+                     "__hipPushCallConfiguration",
                      "__hipPopCallConfiguration",
                      "hipLaunchKernel",
+                     1,
                      "hipStreamBeginCapture",
                      "hipStreamEndCapture",
                      "hipGraphInstantiateWithFlags",
                      "hipGraphDestroy",
                      "hipGraphLaunch",
                      "hipGraphExecDestroy"};
+// hipModuleLaunchKernel has cuLaunchKernel's operands.
+const Runtime HIPModule = {"HIP",
+                           "",
+                           "",
+                           "hipModuleLaunchKernel",
+                           3,
+                           "hipStreamBeginCapture",
+                           "hipStreamEndCapture",
+                           "hipGraphInstantiateWithFlags",
+                           "hipGraphDestroy",
+                           "hipGraphLaunch",
+                           "hipGraphExecDestroy"};
+const Runtime *const Runtimes[] = {&CUDA, &CUDADriver, &HIP, &HIPModule};
 
 LaunchCall classify(const CallBase &CB, const Runtime **RT = nullptr) {
   const Function *F = CB.getCalledFunction();
-  if (!F)
+  if (!F || !F->hasName())
     return LaunchCall::None;
   StringRef N = F->getName();
-  for (const Runtime *R : {&CUDA, &HIP}) {
-    LaunchCall K = N == R->Push     ? LaunchCall::Push
-                   : N == R->Pop    ? LaunchCall::Pop
-                   : N == R->Launch ? LaunchCall::Launch
-                                    : LaunchCall::None;
+  for (const Runtime *R : Runtimes) {
+    LaunchCall K = N == R->Launch                     ? LaunchCall::Launch
+                   : !R->Push.empty() && N == R->Push ? LaunchCall::Push
+                   : !R->Pop.empty() && N == R->Pop   ? LaunchCall::Pop
+                                                      : LaunchCall::None;
     if (K != LaunchCall::None) {
       if (RT)
         *RT = R;
@@ -125,6 +183,12 @@ LaunchCall classify(const CallBase &CB, const Runtime **RT = nullptr) {
     }
   }
   return LaunchCall::None;
+}
+
+/// The stream operand of a push or launch call \p C of runtime \p RT.
+Value *streamOf(const CallInst &C, LaunchCall K, const Runtime &RT) {
+  unsigned FromEnd = K == LaunchCall::Launch ? RT.StreamFromEnd : 1;
+  return C.getArgOperand(C.arg_size() - FromEnd);
 }
 
 /// The launches of a loop and the one stream they use.
@@ -138,8 +202,8 @@ struct LaunchLoop {
 /// The stack slots the launch calls \p Calls read: the objects their
 /// pointer arguments point into, and the slots whose addresses the loop
 /// stores into those (argument arrays of pointers to argument values).
-SmallPtrSet<const Value *, 8> launchSlots(Loop &L, ArrayRef<CallInst *> Calls) {
-  SmallPtrSet<const Value *, 8> Slots;
+SmallPtrSet<Value *, 8> launchSlots(Loop &L, ArrayRef<CallInst *> Calls) {
+  SmallPtrSet<Value *, 8> Slots;
   for (CallInst *C : Calls)
     for (Value *Op : C->args())
       if (Op->getType()->isPointerTy())
@@ -158,6 +222,72 @@ SmallPtrSet<const Value *, 8> launchSlots(Loop &L, ArrayRef<CallInst *> Calls) {
   }
   return Slots;
 }
+
+/// True when \p V is an address on this function's stack (an argument slot
+/// or an array of pointers to argument slots).
+bool isStackAddress(const Value *V) {
+  return V->getType()->isPointerTy() && isa<AllocaInst>(getUnderlyingObject(V));
+}
+
+/// Which values of a launch loop are the same in every iteration: values
+/// defined outside the loop, loads of stack slots the loop does not write
+/// (clang reloads a parameter whose address a launch takes, `&n`, after each
+/// launch), and side-effect-free instructions of such values.
+class IterationValues {
+  const Loop &L;
+  SmallPtrSet<const Value *, 8> Written; ///< Stack slots the loop writes.
+  DenseMap<const Value *, bool> Memo;
+
+public:
+  IterationValues(const Loop &L, ArrayRef<CallInst *> Calls) : L(L) {
+    for (BasicBlock *BB : L.blocks())
+      for (Instruction &I : *BB)
+        if (auto *SI = dyn_cast<StoreInst>(&I))
+          Written.insert(getUnderlyingObject(SI->getPointerOperand()));
+    for (CallInst *C : Calls)
+      if (classify(*C) == LaunchCall::Pop)
+        for (Value *Op : C->args())
+          Written.insert(getUnderlyingObject(Op));
+  }
+
+  /// The stack slot \p V loads, when it is a load of one the loop does not
+  /// write.
+  AllocaInst *unwrittenSlotLoad(const Value *V) const {
+    const auto *LI = dyn_cast<LoadInst>(V);
+    if (!LI || !LI->isSimple() || !L.isLoopInvariant(LI->getPointerOperand()))
+      return nullptr;
+    auto *A = dyn_cast<AllocaInst>(
+        getUnderlyingObject(const_cast<Value *>(LI->getPointerOperand())));
+    return A && !Written.count(A) ? A : nullptr;
+  }
+
+  bool same(const Value *V) {
+    if (L.isLoopInvariant(V))
+      return true;
+    if (auto It = Memo.find(V); It != Memo.end())
+      return It->second;
+    bool Same = false;
+    if (unwrittenSlotLoad(V))
+      Same = true;
+    else if (const auto *I = dyn_cast<Instruction>(V);
+             I && !isa<PHINode>(I) && !I->mayReadOrWriteMemory() &&
+             !I->mayHaveSideEffects())
+      Same = all_of(I->operands(), [&](const Use &U) { return same(U.get()); });
+    return Memo[V] = Same;
+  }
+
+  /// Calls \p Leaf for each value outside the loop and \p Slot for each
+  /// unwritten slot a value the same every iteration, \p V, is made of.
+  void roots(Value *V, function_ref<void(Value *)> Leaf,
+             function_ref<void(AllocaInst *)> Slot) const {
+    if (L.isLoopInvariant(V))
+      return Leaf(V);
+    if (AllocaInst *A = unwrittenSlotLoad(V))
+      return Slot(A);
+    for (Value *Op : cast<Instruction>(V)->operands())
+      roots(Op, Leaf, Slot);
+  }
+};
 
 /// What a host call in a launch loop means for capture.
 std::string describeCall(const CallBase &CB) {
@@ -208,6 +338,19 @@ bool launchesEveryIteration(const Loop &L, const BasicBlock *BB,
   return true;
 }
 
+/// True for the legacy default stream: null, or the `cudaStreamLegacy` /
+/// `CU_STREAM_LEGACY` handle 0x1 (the per-thread stream, 0x2, can be
+/// captured).
+bool isLegacyDefaultStream(const Value *S) {
+  if (!S || isa<ConstantPointerNull>(S))
+    return true;
+  if (const auto *CE = dyn_cast<ConstantExpr>(S))
+    if (CE->getOpcode() == Instruction::IntToPtr)
+      if (const auto *CI = dyn_cast<ConstantInt>(CE->getOperand(0)))
+        return CI->isOne();
+  return false;
+}
+
 /// Collects the launches of \p L, or says why the loop cannot be captured.
 std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
   SmallVector<StoreInst *, 16> Stores;
@@ -218,7 +361,9 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
         LaunchCall K = classify(*CB, &RT);
         if (K != LaunchCall::None) {
           if (LL.RT && LL.RT != RT)
-            return "the loop mixes CUDA and HIP launches";
+            return ("the loop mixes @" + LL.RT->Launch + " and @" + RT->Launch +
+                    " launches")
+                .str();
           LL.RT = RT;
           LL.Calls.push_back(CB);
           LL.NumLaunches += K == LaunchCall::Launch;
@@ -259,10 +404,11 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
       return "a launch is conditional within the iteration";
   // What the launches read is the same every iteration (other stack slots,
   // such as a loop counter kept in memory, may change).
-  SmallPtrSet<const Value *, 8> Slots = launchSlots(L, LL.Calls);
+  SmallPtrSet<Value *, 8> Slots = launchSlots(L, LL.Calls);
+  IterationValues Iter(L, LL.Calls);
   for (StoreInst *SI : Stores)
     if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
-        !L.isLoopInvariant(SI->getValueOperand()))
+        !Iter.same(SI->getValueOperand()))
       return "a launch argument changes from iteration to iteration";
   // One stream, loop-invariant configurations.
   for (CallInst *C : LL.Calls) {
@@ -273,15 +419,18 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
         LL.Calls, [](CallInst *X) { return classify(*X) == LaunchCall::Push; });
     if (K == LaunchCall::Launch && HasPush)
       continue; // Its configuration comes from the pushed one.
-    Value *S = C->getArgOperand(C->arg_size() - 1);
+    Value *S = streamOf(*C, K, *LL.RT);
     for (Value *Op : C->args())
-      if (!L.isLoopInvariant(Op) && !isa<AllocaInst>(getUnderlyingObject(Op)))
+      if (!Iter.same(Op) && !isStackAddress(Op))
         return "a launch configuration changes from iteration to iteration";
+    // The capture begins and ends on the stream outside the launches.
+    if (!L.isLoopInvariant(S))
+      return "the stream is read inside the loop";
     if (LL.Stream && LL.Stream != S)
       return "the launches use more than one stream";
     LL.Stream = S;
   }
-  if (!LL.Stream || isa<ConstantPointerNull>(LL.Stream))
+  if (isLegacyDefaultStream(LL.Stream))
     return "the launches use the legacy default stream, which cannot be "
            "captured";
   // A capture begun in the header must end in the latch: the loop may only
@@ -291,6 +440,152 @@ std::string analyzeLoop(Loop &L, LaunchLoop &LL, const DominatorTree &DT) {
            "capture still open";
   if (!L.getLoopPredecessor() || !L.getLoopLatch())
     return "the loop has more than one entry or more than one latch";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Cache key
+//===----------------------------------------------------------------------===//
+
+/// True for the key types the cache compares bit for bit.
+bool isComparableKey(Type *T) {
+  if (auto *VT = dyn_cast<FixedVectorType>(T))
+    T = VT->getElementType();
+  return T->isIntegerTy() || T->isPointerTy() || T->isFloatingPointTy();
+}
+
+/// Adds the values stored into the argument slot \p Slot before \p L
+/// (clang spills a parameter whose address the launch takes, `&n`, at the
+/// function's entry) to the key through \p Add, and the stack slots its
+/// address is stored into through \p Reach. Returns why the slot's content
+/// at the loop's entry is not known from such stores, or "": every use
+/// outside the loop is an address computation, a lifetime marker, a load of
+/// a non-pointer value, a store of its address into a stack slot, or a plain
+/// store into it that executes before each entry of the loop.
+std::string keysStoredBefore(const Loop &L, AllocaInst *Slot,
+                             const DominatorTree &DT,
+                             function_ref<std::string(Value *)> Add,
+                             function_ref<void(AllocaInst *)> Reach) {
+  SmallVector<Value *, 8> Work = {Slot};
+  SmallPtrSet<Value *, 8> Seen;
+  while (!Work.empty()) {
+    Value *V = Work.pop_back_val();
+    if (!Seen.insert(V).second)
+      continue;
+    for (Use &U : V->uses()) {
+      auto *I = dyn_cast<Instruction>(U.getUser());
+      if (!I || L.contains(I))
+        continue;
+      if (isa<GetElementPtrInst>(I) || isa<CastInst>(I)) {
+        Work.push_back(I);
+        continue;
+      }
+      if (I->isLifetimeStartOrEnd() || isa<DbgInfoIntrinsic>(I))
+        continue;
+      if (isa<LoadInst>(I)) {
+        // A pointer read back could be written through unseen.
+        if (I->getType()->isPtrOrPtrVectorTy())
+          return "a pointer to a launch argument is read outside the loop";
+        continue;
+      }
+      auto *SI = dyn_cast<StoreInst>(I);
+      if (!SI || !SI->isSimple())
+        return "a launch argument slot is used outside the loop";
+      if (U.getOperandNo() != SI->getPointerOperandIndex()) {
+        // Its address, stored into an array of arguments.
+        auto *To =
+            dyn_cast<AllocaInst>(getUnderlyingObject(SI->getPointerOperand()));
+        if (!To)
+          return "the address of a launch argument escapes";
+        Reach(To);
+        continue;
+      }
+      if (!DT.dominates(SI->getParent(), L.getHeader()))
+        return "a launch argument slot is written on some paths to the "
+               "loop only";
+      if (std::string Why = Add(SI->getValueOperand()); !Why.empty())
+        return Why;
+    }
+  }
+  return "";
+}
+
+/// The values that decide what the launches of \p L capture, beside
+/// constants: the operands of the launch calls that are not stack addresses
+/// (the stream, the driver API's function handle, grid and block sizes) and
+/// the values stored into the argument slots, in the loop or before it.
+/// Returns why the graph cannot be cached across executions of the loop, or
+/// "".
+std::string cacheKeys(Loop &L, const LaunchLoop &LL, const DominatorTree &DT,
+                      SmallSetVector<Value *, 8> &Keys) {
+  auto Add = [&](Value *V) -> std::string {
+    if (isa<Constant>(V) || isStackAddress(V))
+      return "";
+    if (!isComparableKey(V->getType())) {
+      std::string T;
+      raw_string_ostream OS(T);
+      V->getType()->print(OS);
+      return "a launch parameter has type " + T +
+             ", which the cache does not compare";
+    }
+    Keys.insert(V);
+    return "";
+  };
+  IterationValues Iter(L, LL.Calls);
+  SmallSetVector<AllocaInst *, 8> Slots;
+  for (Value *S : launchSlots(L, LL.Calls))
+    Slots.insert(cast<AllocaInst>(S));
+  std::string Why;
+  // Values made in the loop of what the loop does not change: their roots.
+  auto AddRoots = [&](Value *V) {
+    Iter.roots(
+        V,
+        [&](Value *Leaf) {
+          if (Why.empty())
+            Why = Add(Leaf);
+        },
+        [&](AllocaInst *A) { Slots.insert(A); });
+  };
+  for (CallInst *C : LL.Calls) {
+    LaunchCall K = classify(*C);
+    for (Use &U : C->args()) {
+      Value *Op = U.get();
+      if (!L.isLoopInvariant(Op)) {
+        // Values loaded from the popped configuration's slots are not the
+        // same every iteration: the pushed configuration is the key.
+        if (Iter.same(Op))
+          AddRoots(Op);
+        continue;
+      }
+      bool Handle = Op == streamOf(*C, K, *LL.RT) || U.getOperandNo() == 0;
+      if (Op->getType()->isPointerTy() && !Handle && !isa<Constant>(Op) &&
+          !isStackAddress(Op))
+        return "the launches read their arguments from memory other than "
+               "this function's stack";
+      AddRoots(Op);
+    }
+  }
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB)
+      if (auto *SI = dyn_cast<StoreInst>(&I))
+        if (Slots.count(dyn_cast<AllocaInst>(
+                getUnderlyingObject(SI->getPointerOperand()))))
+          AddRoots(SI->getValueOperand());
+  if (!Why.empty())
+    return Why;
+  // Slots read by the launches or by the loop: what was stored into them
+  // before the loop; a slot whose address was stored is read too.
+  auto Reach = [&](AllocaInst *A) { Slots.insert(A); };
+  auto AddBefore = [&](Value *V) -> std::string {
+    if (!isStackAddress(V))
+      return Add(V);
+    Reach(cast<AllocaInst>(getUnderlyingObject(V)));
+    return "";
+  };
+  for (size_t I = 0; I < Slots.size(); ++I)
+    if (std::string W = keysStoredBefore(L, Slots[I], DT, AddBefore, Reach);
+        !W.empty())
+      return W;
   return "";
 }
 
@@ -326,7 +621,107 @@ void guardCall(CallInst *C, Value *Cond) {
   P->addIncoming(Constant::getNullValue(C->getType()), Before);
 }
 
-void captureLoop(Loop &L, LaunchLoop &LL) {
+/// The per-call-site cache of a loop's executable graph: an internal global
+/// { i32 lock, ptr exec, key... }, zero-initialized (unlocked, empty).
+struct GraphCache {
+  GlobalVariable *GV;
+  StructType *Ty;
+  ArrayRef<Value *> Keys;
+
+  Value *field(IRBuilder<> &B, unsigned I) const {
+    return B.CreateStructGEP(Ty, GV, I);
+  }
+};
+
+GraphCache makeGraphCache(Module &M, ArrayRef<Value *> Keys) {
+  LLVMContext &Ctx = M.getContext();
+  SmallVector<Type *, 8> Fields = {Type::getInt32Ty(Ctx),
+                                   PointerType::get(Ctx, 0)};
+  for (Value *K : Keys)
+    Fields.push_back(K->getType());
+  StructType *Ty = StructType::get(Ctx, Fields);
+  auto *GV = new GlobalVariable(
+      M, Ty, /*isConstant=*/false, GlobalValue::InternalLinkage,
+      Constant::getNullValue(Ty), "accel.graph.cache");
+  return {GV, Ty, Keys};
+}
+
+/// \p A == \p B, bit for bit (floating-point keys as integers).
+Value *sameBits(IRBuilder<> &B, Value *A, Value *Bv) {
+  Type *T = A->getType();
+  if (T->isPtrOrPtrVectorTy() || T->isIntOrIntVectorTy()) {
+    Value *Eq = B.CreateICmpEQ(A, Bv);
+    return T->isVectorTy() ? B.CreateAndReduce(Eq) : Eq;
+  }
+  Type *I = B.getIntNTy(T->getPrimitiveSizeInBits().getFixedValue());
+  return B.CreateICmpEQ(B.CreateBitCast(A, I), B.CreateBitCast(Bv, I));
+}
+
+/// In the preheader: takes the cache if no other thread holds it; a cached
+/// graph captured with the same key is ready (state 1), one with another
+/// key is destroyed. Returns whether this execution holds the cache.
+Value *lookUpGraph(IRBuilder<> &B, const GraphCache &C, AllocaInst *State,
+                   AllocaInst *Exec, FunctionCallee ExecDestroy) {
+  Type *Ptr = B.getPtrTy();
+  Value *Own = B.CreateExtractValue(
+      B.CreateAtomicCmpXchg(C.field(B, 0), B.getInt32(0), B.getInt32(1),
+                            MaybeAlign(4), AtomicOrdering::Acquire,
+                            AtomicOrdering::Monotonic),
+      1, "accel.graph.own");
+  Instruction *T = SplitBlockAndInsertIfThen(Own, &*B.GetInsertPoint(), false);
+  B.SetInsertPoint(T);
+  Value *Cached = B.CreateLoad(Ptr, C.field(B, 1), "accel.graph.cached");
+  Value *Has = B.CreateIsNotNull(Cached);
+  Value *Hit = Has;
+  for (auto [I, K] : enumerate(C.Keys))
+    Hit = B.CreateAnd(
+        Hit, sameBits(B, K, B.CreateLoad(K->getType(), C.field(B, I + 2))));
+  Instruction *HitT = nullptr, *MissT = nullptr;
+  SplitBlockAndInsertIfThenElse(Hit, T, &HitT, &MissT);
+  B.SetInsertPoint(HitT);
+  B.CreateStore(B.getInt32(1), State);
+  B.CreateStore(Cached, Exec);
+  B.SetInsertPoint(MissT);
+  Instruction *Evict = SplitBlockAndInsertIfThen(Has, MissT, false);
+  B.SetInsertPoint(Evict);
+  B.CreateCall(ExecDestroy, {Cached});
+  B.CreateStore(ConstantPointerNull::get(cast<PointerType>(Ptr)),
+                C.field(B, 1));
+  return Own;
+}
+
+/// At an exit: a ready graph goes into the cache this execution holds (which
+/// is then released) or, without it, is destroyed.
+void keepOrDestroyGraph(IRBuilder<> &B, const GraphCache *C, Value *Own,
+                        AllocaInst *State, AllocaInst *Exec,
+                        FunctionCallee ExecDestroy) {
+  Type *Ptr = B.getPtrTy();
+  Value *Ready =
+      B.CreateICmpEQ(B.CreateLoad(B.getInt32Ty(), State), B.getInt32(1));
+  if (!C) {
+    B.SetInsertPoint(
+        SplitBlockAndInsertIfThen(Ready, &*B.GetInsertPoint(), false));
+    B.CreateCall(ExecDestroy, {B.CreateLoad(Ptr, Exec)});
+    return;
+  }
+  Instruction *OwnT = nullptr, *OtherT = nullptr;
+  SplitBlockAndInsertIfThenElse(Own, &*B.GetInsertPoint(), &OwnT, &OtherT);
+  B.SetInsertPoint(SplitBlockAndInsertIfThen(Ready, OwnT, false));
+  B.CreateStore(B.CreateLoad(Ptr, Exec), C->field(B, 1));
+  for (auto [I, K] : enumerate(C->Keys))
+    B.CreateStore(K, C->field(B, I + 2));
+  B.SetInsertPoint(OwnT);
+  B.CreateAlignedStore(B.getInt32(0), C->field(B, 0), MaybeAlign(4))
+      ->setAtomic(AtomicOrdering::Release);
+  B.SetInsertPoint(SplitBlockAndInsertIfThen(Ready, OtherT, false));
+  B.CreateCall(ExecDestroy, {B.CreateLoad(Ptr, Exec)});
+}
+
+/// Replays the launches of \p L from a graph captured in its first
+/// iteration; with \p Keys, the graph is cached for the next execution of
+/// the loop under those keys.
+void captureLoop(Loop &L, LaunchLoop &LL,
+                 std::optional<ArrayRef<Value *>> Keys) {
   Function &F = *L.getHeader()->getParent();
   Module &M = *F.getParent();
   LLVMContext &Ctx = M.getContext();
@@ -351,18 +746,26 @@ void captureLoop(Loop &L, LaunchLoop &LL) {
   IRBuilder<> B(Pre->getTerminator());
   B.CreateStore(B.getInt32(0), State);
   B.CreateStore(ConstantPointerNull::get(cast<PointerType>(Ptr)), Exec);
+  std::optional<GraphCache> Cache;
+  Value *Own = nullptr;
+  if (Keys) {
+    Cache = makeGraphCache(M, *Keys);
+    Own = lookUpGraph(B, *Cache, State, Exec, ExecDestroy);
+  }
+  // The lookup split the preheader: the loop is entered from its last block.
+  Pre = L.getLoopPreheader();
 
   // Exit edges first (SplitEdge needs the loop's blocks as they are).
   SmallVector<std::pair<BasicBlock *, BasicBlock *>, 4> ExitEdges;
   L.getExitEdges(ExitEdges);
   for (auto [From, To] : ExitEdges) {
     BasicBlock *E = SplitEdge(From, To);
+    // SplitEdge copies the latch's loop metadata onto the new branch, which
+    // is no latch.
+    E->getTerminator()->setMetadata(LLVMContext::MD_loop, nullptr);
     B.SetInsertPoint(E->getTerminator());
-    Value *Ready = B.CreateICmpEQ(B.CreateLoad(I32, State), B.getInt32(1));
-    Instruction *T =
-        SplitBlockAndInsertIfThen(Ready, E->getTerminator(), false);
-    B.SetInsertPoint(T);
-    B.CreateCall(ExecDestroy, {B.CreateLoad(Ptr, Exec)});
+    keepOrDestroyGraph(B, Cache ? &*Cache : nullptr, Own, State, Exec,
+                       ExecDestroy);
   }
 
   // Launch calls run while no graph is ready.
@@ -514,7 +917,7 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL, const DominatorTree &DT) {
         if (!isa<AllocaInst>(getUnderlyingObject(LI->getPointerOperand())))
           return "the loop reads memory (a launch argument may change)";
     }
-  SmallPtrSet<const Value *, 8> Slots = launchSlots(L, ZL.Record);
+  SmallPtrSet<Value *, 8> Slots = launchSlots(L, ZL.Record);
   for (StoreInst *SI : Stores)
     if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
         !Key(SI->getValueOperand()))
@@ -594,7 +997,8 @@ void recordZeLoopOnce(Loop &L, ZeLoop &ZL) {
 
 bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
                                      DominatorTree &DT,
-                                     OptimizationRemarkEmitter &ORE) {
+                                     OptimizationRemarkEmitter &ORE,
+                                     bool GraphCache) {
   bool Changed = false;
   for (Loop *L : LI.getLoopsInPreorder()) {
     if (!L->isInnermost())
@@ -648,15 +1052,29 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
       });
       continue;
     }
+    SmallSetVector<Value *, 8> Keys;
+    std::string NoCache =
+        GraphCache ? cacheKeys(*L, LL, DT, Keys) : "the graph cache is off";
     ORE.emit([&] {
-      return OptimizationRemark(DEBUG_TYPE, "LaunchGraph", L->getStartLoc(),
-                                L->getHeader())
-             << "captured " << ore::NV("Launches", LL.NumLaunches)
-             << " kernel launch(es) per iteration into a "
-             << (LL.RT == &HIP ? "HIP" : "CUDA")
-             << " graph replayed once per iteration";
+      OptimizationRemark R(DEBUG_TYPE, "LaunchGraph", L->getStartLoc(),
+                           L->getHeader());
+      R << "captured " << ore::NV("Launches", LL.NumLaunches)
+        << " kernel launch(es) per iteration into a " << LL.RT->Name
+        << " graph replayed once per iteration; ";
+      if (NoCache.empty())
+        R << "the graph is kept for the next execution of the loop while its "
+          << ore::NV("Keys", unsigned(Keys.size()))
+          << " launch parameter(s) stay the same";
+      else
+        R << "it is built once per execution of the loop: " << NoCache;
+      return R;
     });
-    captureLoop(*L, LL);
+    std::optional<ArrayRef<Value *>> CacheKeys;
+    if (NoCache.empty()) {
+      CacheKeys = Keys.getArrayRef();
+      ++NumGraphLoopsCached;
+    }
+    captureLoop(*L, LL, CacheKeys);
     ++NumGraphLoops;
     Changed = true;
   }

@@ -3,16 +3,16 @@
 
 ; RUN: opt %loadaccel -passes='accel-async-fusion' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small;gpu-graphs>
+; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small;gpu-graphs;graph-cache>
 
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs>' \
+; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs;graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=MAX
-; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs>
+; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs;graph-cache>
 
 ; RUN: not opt %loadaccel -passes='accel-async-fusion<foo>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=UNKNOWN
@@ -59,3 +59,11 @@ define void @f() {
 ; RUN: not opt %loadaccel -passes='accel-async-fusion<gpu-graphs=0>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=GPUVALUE
 ; GPUVALUE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'gpu-graphs=0': gpu-graphs takes no value
+
+; RUN: not opt %loadaccel -passes='accel-async-fusion<graph-cache=1>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=CACHEVALUE
+; CACHEVALUE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'graph-cache=1': graph-cache takes no value
+
+; RUN: not opt %loadaccel -passes='accel-async-fusion<no-graph-cache;graph-cache>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=CACHETWICE
+; CACHETWICE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'graph-cache': graph-cache is given twice

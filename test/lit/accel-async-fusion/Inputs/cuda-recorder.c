@@ -1,11 +1,12 @@
-// A recording implementation of the CUDA runtime entry points the host code
-// of launch-loops.cu and accel-async-fusion's graphs use, for tests only: it
-// prints every API call ("api ...") and every kernel that runs ("run ...",
-// with its configuration and argument bytes), from a direct launch or from a
-// graph replay, so the kernels run before and after the pass can be compared.
-// RECORDER_REFUSE_CAPTURE=1 makes cudaStreamBeginCapture fail. Compiled with
-// -DRECORDER_HIP it implements the HIP entry points instead (the log still
-// names them by their CUDA names).
+// A recording implementation of the CUDA runtime and driver API entry points
+// the host code of launch-loops.cu, driver-api-loops.c and
+// accel-async-fusion's graphs use, for tests only: it prints every API call
+// ("api ...") and every kernel that runs ("run ...", with its configuration
+// and argument bytes), from a direct launch or from a graph replay, so the
+// kernels run before and after the pass can be compared.
+// RECORDER_REFUSE_CAPTURE=1 makes stream capture fail. Compiled with
+// -DRECORDER_HIP it implements the HIP runtime and module entry points
+// instead (the log still names them by their CUDA names).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #define cudaGraphDestroy hipGraphDestroy
 #define cudaGraphExecDestroy hipGraphExecDestroy
 #define cudaGraphLaunch hipGraphLaunch
+#define cuLaunchKernel hipModuleLaunchKernel
 #endif
 
 typedef struct {
@@ -85,8 +87,8 @@ static void run(const Node *K) {
   printf("\n");
 }
 
-int cudaLaunchKernel(const void *Func, dim3 Grid, dim3 Block, void **Args,
-                     size_t Shmem, void *Stream) {
+static int launch(const char *Api, const void *Func, dim3 Grid, dim3 Block,
+                  void **Args, size_t Shmem, void *Stream) {
   Node K = {Func, Grid, Block, Shmem, Stream, {0}, 0};
   const char *Sizes = recorder_arg_sizes(stubName(Func));
   for (int I = 0; *Sizes; ++I) {
@@ -107,13 +109,32 @@ int cudaLaunchKernel(const void *Func, dim3 Grid, dim3 Block, void **Args,
   next:
     K.ArgBytes += S;
   }
-  printf("api cudaLaunchKernel %s\n", stubName(Func));
+  printf("api %s %s\n", Api, stubName(Func));
   if (Capturing && Stream == CaptureStream) {
     Capture.Nodes[Capture.N++] = K;
     return 0;
   }
   run(&K);
   return 0;
+}
+
+int cudaLaunchKernel(const void *Func, dim3 Grid, dim3 Block, void **Args,
+                     size_t Shmem, void *Stream) {
+  return launch("cudaLaunchKernel", Func, Grid, Block, Args, Shmem, Stream);
+}
+
+// The driver API's launch (the module API's with RECORDER_HIP): the
+// configuration as operands, the arguments in kernelParams; the packed
+// `extra` form is not recorded.
+int cuLaunchKernel(const void *Func, unsigned GX, unsigned GY, unsigned GZ,
+                   unsigned BX, unsigned BY, unsigned BZ, unsigned Shmem,
+                   void *Stream, void **Params, void **Extra) {
+  dim3 Grid = {GX, GY, GZ}, Block = {BX, BY, BZ};
+  if (Extra) {
+    printf("api cuLaunchKernel with extra: not recorded\n");
+    return 1;
+  }
+  return launch("cuLaunchKernel", Func, Grid, Block, Params, Shmem, Stream);
 }
 
 unsigned __cudaPushCallConfiguration(dim3 Grid, dim3 Block, size_t Shmem,
@@ -141,8 +162,8 @@ int cudaStreamSynchronize(void *Stream) {
   return 0;
 }
 
-int cudaStreamBeginCapture(void *Stream, int Mode) {
-  printf("api cudaStreamBeginCapture mode=%d\n", Mode);
+static int beginCapture(const char *Api, void *Stream, int Mode) {
+  printf("api %s mode=%d\n", Api, Mode);
   const char *Refuse = getenv("RECORDER_REFUSE_CAPTURE");
   if (Refuse && *Refuse == '1')
     return 1;
@@ -152,36 +173,74 @@ int cudaStreamBeginCapture(void *Stream, int Mode) {
   return 0;
 }
 
-int cudaStreamEndCapture(void *Stream, Graph **G) {
-  printf("api cudaStreamEndCapture nodes=%d\n", Capture.N);
+static int endCapture(const char *Api, void *Stream, Graph **G) {
+  printf("api %s nodes=%d\n", Api, Capture.N);
   Capturing = 0;
   *G = malloc(sizeof(Graph));
   **G = Capture;
   return 0;
 }
 
-int cudaGraphInstantiateWithFlags(Graph **Exec, Graph *G, unsigned long long Flags) {
-  printf("api cudaGraphInstantiateWithFlags\n");
+static int instantiate(const char *Api, Graph **Exec, Graph *G) {
+  printf("api %s\n", Api);
   *Exec = malloc(sizeof(Graph));
   **Exec = *G;
   return 0;
 }
 
-int cudaGraphDestroy(Graph *G) {
-  printf("api cudaGraphDestroy\n");
+static int graphDestroy(const char *Api, Graph *G) {
+  printf("api %s\n", Api);
   free(G);
   return 0;
 }
 
-int cudaGraphExecDestroy(Graph *Exec) {
-  printf("api cudaGraphExecDestroy\n");
-  free(Exec);
-  return 0;
-}
-
-int cudaGraphLaunch(Graph *Exec, void *Stream) {
-  printf("api cudaGraphLaunch\n");
+static int graphLaunch(const char *Api, Graph *Exec, void *Stream) {
+  printf("api %s\n", Api);
   for (int I = 0; I < Exec->N; ++I)
     run(&Exec->Nodes[I]);
   return 0;
 }
+
+int cudaStreamBeginCapture(void *Stream, int Mode) {
+  return beginCapture("cudaStreamBeginCapture", Stream, Mode);
+}
+int cudaStreamEndCapture(void *Stream, Graph **G) {
+  return endCapture("cudaStreamEndCapture", Stream, G);
+}
+int cudaGraphInstantiateWithFlags(Graph **Exec, Graph *G,
+                                  unsigned long long Flags) {
+  return instantiate("cudaGraphInstantiateWithFlags", Exec, G);
+}
+int cudaGraphDestroy(Graph *G) { return graphDestroy("cudaGraphDestroy", G); }
+int cudaGraphExecDestroy(Graph *Exec) {
+  return graphDestroy("cudaGraphExecDestroy", Exec);
+}
+int cudaGraphLaunch(Graph *Exec, void *Stream) {
+  return graphLaunch("cudaGraphLaunch", Exec, Stream);
+}
+
+#ifndef RECORDER_HIP
+// The driver API's graph entry points (HIP's module API uses the hip graph
+// entry points above).
+int cuStreamSynchronize(void *Stream) {
+  printf("api cuStreamSynchronize\n");
+  return 0;
+}
+int cuStreamBeginCapture_v2(void *Stream, int Mode) {
+  return beginCapture("cuStreamBeginCapture_v2", Stream, Mode);
+}
+int cuStreamEndCapture(void *Stream, Graph **G) {
+  return endCapture("cuStreamEndCapture", Stream, G);
+}
+int cuGraphInstantiateWithFlags(Graph **Exec, Graph *G,
+                                unsigned long long Flags) {
+  return instantiate("cuGraphInstantiateWithFlags", Exec, G);
+}
+int cuGraphDestroy(Graph *G) { return graphDestroy("cuGraphDestroy", G); }
+int cuGraphExecDestroy(Graph *Exec) {
+  return graphDestroy("cuGraphExecDestroy", Exec);
+}
+int cuGraphLaunch(Graph *Exec, void *Stream) {
+  return graphLaunch("cuGraphLaunch", Exec, Stream);
+}
+#endif
