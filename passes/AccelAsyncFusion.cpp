@@ -67,6 +67,15 @@
 /// launched in different blocks (loops of tasks), each with a missed remark
 /// saying why.
 ///
+/// Fan-out after a wait. MLIR's runtime resumes the tasks waiting for an
+/// operand inside the call that makes it available (emplace or set-error), on
+/// that thread, one after the other: two tasks with real work that wait for
+/// one token run in turn. With pool-resume, every such task (its body has a
+/// loop, an unknown call or a cost of at least min-cost, and another such
+/// task waits for one of its operands) gets a second hand-off to the thread
+/// pool right after its last wait: a copy of its first suspend point. It
+/// costs one hand-off and changes no result.
+///
 /// GPU launch loops (part 2) are in AccelAsyncFusionGPU.cpp.
 ///
 //===----------------------------------------------------------------------===//
@@ -111,6 +120,8 @@ STATISTIC(NumChainsFused, "Chains of tasks fused into one task");
 STATISTIC(NumTasksFused, "Tasks folded into a predecessor's task");
 STATISTIC(NumTasksInlined, "Tasks run inline in their caller");
 STATISTIC(NumTasksKept, "Tasks left asynchronous");
+STATISTIC(NumTasksRespread, "Tasks resumed on the thread pool after a wait "
+                            "other tasks share");
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -125,6 +136,7 @@ llvm::parseAccelAsyncFusionOptions(StringRef Params) {
   P.flag("inline-small", Opts.InlineSmall);
   P.flag("gpu-graphs", Opts.GPUGraphs);
   P.flag("graph-cache", Opts.GraphCache);
+  P.flag("pool-resume", Opts.PoolResume);
   if (Error E = P.parse(Params))
     return std::move(E);
   return Opts;
@@ -135,6 +147,7 @@ void AccelAsyncFusionPass::printPipeline(
   OS << "accel-async-fusion<min-cost=" << Opts.MinCost << ';'
      << (Opts.Chains ? "" : "no-") << "chains;"
      << (Opts.InlineSmall ? "" : "no-") << "inline-small;"
+     << (Opts.PoolResume ? "" : "no-") << "pool-resume;"
      << (Opts.GPUGraphs ? "" : "no-") << "gpu-graphs;"
      << (Opts.GraphCache ? "" : "no-") << "graph-cache>";
 }
@@ -322,6 +335,12 @@ private:
   SmallVector<unsigned, 4> localArgs(ArrayRef<Launch> Chain, size_t I,
                                      ArrayRef<SmallVector<unsigned, 2>> Local);
   void eraseChain(ArrayRef<Launch> Chain);
+  /// Tasks of \p Caller that wait for an operand other tasks with real work
+  /// wait for too: each resumes on the thread pool after its last wait.
+  void spreadFanOut(Function &Caller, OptimizationRemarkEmitter &ORE);
+  /// Whether \p T's body does real work (a loop, an unknown call, or a cost
+  /// of at least min-cost); \p Why says what.
+  bool hasRealWork(TaskFunction &T, std::string &Why);
 
   Module &M;
   const AccelAsyncFusionOptions &Opts;
@@ -730,6 +749,110 @@ void Fuser::processBlock(BasicBlock &BB, OptimizationRemarkEmitter &ORE) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Fan-out: resume on the thread pool after a shared wait
+//===----------------------------------------------------------------------===//
+
+/// Adds a suspend point at the start of \p Resume that hands the coroutine to
+/// the thread pool, as the task's first suspend point (\p Hop) does: a copy
+/// of its save, execute, suspend (and sign extension) and switch, whose
+/// resume edge goes on to the rest of \p Resume.
+static void addPoolHop(const SuspendPoint &Hop, BasicBlock *Resume) {
+  BasicBlock *Rest = Resume->splitBasicBlock(accel::firstNonPHIIt(*Resume),
+                                             Resume->getName() + ".pool");
+  Resume->getTerminator()->eraseFromParent();
+  IRBuilder<> B(Resume);
+  Instruction *Save = Hop.Save->clone();
+  B.Insert(Save);
+  Instruction *Exec = Hop.Hop->clone();
+  B.Insert(Exec);
+  Instruction *Suspend = Hop.Suspend->clone();
+  Suspend->replaceUsesOfWith(Hop.Save, Save);
+  B.Insert(Suspend);
+  Value *Cond = Suspend;
+  if (Hop.Ext) {
+    Instruction *Ext = Hop.Ext->clone();
+    Ext->replaceUsesOfWith(Hop.Suspend, Suspend);
+    B.Insert(Ext);
+    Cond = Ext;
+  }
+  auto *Switch = cast<SwitchInst>(Hop.Switch->clone());
+  Switch->setCondition(Cond);
+  B.Insert(Switch);
+  BasicBlock *From = Hop.Switch->getParent();
+  for (unsigned I = 0, E = Switch->getNumSuccessors(); I != E; ++I) {
+    BasicBlock *Succ = Switch->getSuccessor(I);
+    if (Succ == Hop.Resume) {
+      Switch->setSuccessor(I, Rest);
+      continue;
+    }
+    // The cleanup and suspend paths: a phi there takes from the new block
+    // what it takes from the first suspend point (defined before it).
+    for (PHINode &P : Succ->phis())
+      if (P.getBasicBlockIndex(Resume) < 0)
+        P.addIncoming(P.getIncomingValueForBlock(From), Resume);
+  }
+}
+
+bool Fuser::hasRealWork(TaskFunction &T, std::string &Why) {
+  Function *Body = bodyOf(T);
+  if (!Body) {
+    Why = "its body does not separate from its suspend points";
+    return true;
+  }
+  std::optional<uint64_t> Cost =
+      bodyCost(*Body, FAM.getResult<TargetIRAnalysis>(*Body), Why);
+  if (!Cost)
+    return true;
+  Why = "body cost " + std::to_string(*Cost);
+  return *Cost >= Opts.MinCost;
+}
+
+void Fuser::spreadFanOut(Function &Caller, OptimizationRemarkEmitter &ORE) {
+  // The launches of tasks with real work, by the operands they wait for.
+  MapVector<Value *, SmallVector<Launch, 4>> Waiters;
+  DenseMap<Function *, std::string> Work;
+  for (Instruction &I : instructions(Caller)) {
+    auto *CI = dyn_cast<CallInst>(&I);
+    Function *Callee = CI ? CI->getCalledFunction() : nullptr;
+    TaskFunction *T = Callee ? Tasks.lookup(Callee) : nullptr;
+    if (!T || !T->NotTask.empty() || !T->numAwaits())
+      continue;
+    std::string Why;
+    if (!hasRealWork(*T, Why))
+      continue;
+    Work[T->F] = Why;
+    for (unsigned A : T->awaitedArgs())
+      Waiters[CI->getArgOperand(A)].push_back({CI, T});
+  }
+  SmallPtrSet<Function *, 8> Done;
+  for (auto &[Operand, Launches] : Waiters) {
+    if (Launches.size() < 2)
+      continue;
+    for (const Launch &L : Launches) {
+      if (!Done.insert(L.Task->F).second)
+        continue;
+      // A task function called from several launches is changed for all:
+      // the hop costs one hand-off and changes no result.
+      LLVM_DEBUG(dbgs() << DEBUG_TYPE ": resume @" << L.Task->F->getName()
+                        << " on the pool after its last wait\n");
+      ORE.emit([&] {
+        return OptimizationRemark(DEBUG_TYPE, "PoolResume", L.Call)
+               << "task @" << ore::NV("Task", L.Task->F->getName())
+               << " resumes on the thread pool after its last wait: "
+               << ore::NV("Waiters", unsigned(Launches.size()))
+               << " tasks with real work wait for one operand, and the "
+                  "runtime would run them one after the other on the thread "
+                  "that makes it available ("
+               << Work.lookup(L.Task->F) << ")";
+      });
+      addPoolHop(L.Task->Suspends.front(), L.Task->Suspends.back().Resume);
+      ++NumTasksRespread;
+      Changed = true;
+    }
+  }
+}
+
 bool Fuser::run() {
   if (!M.getFunction("mlirAsyncRuntimeExecute"))
     return false;
@@ -756,6 +879,8 @@ bool Fuser::run() {
     OptimizationRemarkEmitter ORE(F);
     for (BasicBlock &BB : *F)
       processBlock(BB, ORE);
+    if (Opts.PoolResume)
+      spreadFanOut(*F, ORE);
   }
   // Body functions and task functions nobody calls any more.
   for (auto &[Key, V] : Variants)

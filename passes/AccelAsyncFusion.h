@@ -38,6 +38,11 @@ struct AccelAsyncFusionOptions {
   bool Chains = true;
   /// Run cheap independent tasks (and cheap chains) inline in the caller.
   bool InlineSmall = true;
+  /// Resume tasks with real work that wait for an operand other such tasks
+  /// wait for on the thread pool after the wait (MLIR's runtime resumes the
+  /// waiters of an operand one after the other on the thread that makes it
+  /// available).
+  bool PoolResume = true;
   /// Replay loops of CUDA/HIP kernel launches from a captured graph (and
   /// record Level Zero command lists once per loop).
   bool GPUGraphs = true;

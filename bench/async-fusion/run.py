@@ -116,6 +116,25 @@ def chain_mlir(n: int) -> str:
 
 def tiny_mlir(n: int) -> str:
     """n independent tasks in a group: task i adds i + 1 to m[i]."""
+    if heavy_head:
+        head = f"""  %t0 = async.execute {{
+    %s0 = memref.load %m[%c0] : memref<512xi64>
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %s0) -> i64 {{
+      %ii = arith.index_cast %i : index to i64
+      %a = arith.muli %acc, %mul : i64
+      %b = arith.addi %a, %ii : i64
+      scf.yield %b : i64
+    }}
+    memref.store %s, %m[%c0] : memref<512xi64>
+    async.yield
+  }}"""
+    else:
+        head = """  %t0 = async.execute {
+    %x = memref.load %m[%c0] : memref<512xi64>
+    %y = arith.addi %x, %one : i64
+    memref.store %y, %m[%c0] : memref<512xi64>
+    async.yield
+  }"""
     return f"""func.func @graph(%m: memref<512xi64>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -139,8 +158,10 @@ def tiny_mlir(n: int) -> str:
 """
 
 
-def fanout_mlir(steps: int) -> str:
-    """A head, two branches with real work, a fan-in task."""
+def fanout_mlir(steps: int, heavy_head: bool = False) -> str:
+    """A head, two branches with real work, a fan-in task; with
+    ``heavy_head`` the head does real work too (a recurrence of ``steps``
+    steps), so it stays a task and both branches wait for its token."""
 
     def branch(k: int, slot: int) -> str:
         return f"""  %t{k} = async.execute [%t0] {{
@@ -157,6 +178,25 @@ def fanout_mlir(steps: int) -> str:
   }}
 """
 
+    if heavy_head:
+        head = f"""  %t0 = async.execute {{
+    %s0 = memref.load %m[%c0] : memref<512xi64>
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %s0) -> i64 {{
+      %ii = arith.index_cast %i : index to i64
+      %a = arith.muli %acc, %mul : i64
+      %b = arith.addi %a, %ii : i64
+      scf.yield %b : i64
+    }}
+    memref.store %s, %m[%c0] : memref<512xi64>
+    async.yield
+  }}"""
+    else:
+        head = """  %t0 = async.execute {
+    %x = memref.load %m[%c0] : memref<512xi64>
+    %y = arith.addi %x, %one : i64
+    memref.store %y, %m[%c0] : memref<512xi64>
+    async.yield
+  }"""
     return f"""func.func @graph(%m: memref<512xi64>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -167,12 +207,7 @@ def fanout_mlir(steps: int) -> str:
   %k1 = arith.constant 1442695040888963407 : i64
   %k2 = arith.constant 7 : i64
   %one = arith.constant 1 : i64
-  %t0 = async.execute {{
-    %x = memref.load %m[%c0] : memref<512xi64>
-    %y = arith.addi %x, %one : i64
-    memref.store %y, %m[%c0] : memref<512xi64>
-    async.yield
-  }}
+{head}
 {branch(1, 1)}{branch(2, 2)}  %t3 = async.execute [%t1, %t2] {{
     %x = memref.load %m[%c1] : memref<512xi64>
     %y = memref.load %m[%c2] : memref<512xi64>

@@ -6,7 +6,7 @@
 ; RUN:   | FileCheck %s --check-prefix=O2
 ; RUN: opt %loadaccel -passes='default<O3>' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=O2
-; O2: accel-async-fusion<min-cost=1000;chains;inline-small;gpu-graphs;graph-cache>,{{.*}}coro-early,{{.*}}coro-split
+; O2: accel-async-fusion<min-cost=1000;chains;inline-small;pool-resume;gpu-graphs;graph-cache>,{{.*}}coro-early,{{.*}}coro-split
 
 ; RUN: opt %loadaccel -passes='default<O1>' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=NONE

@@ -3,16 +3,16 @@
 
 ; RUN: opt %loadaccel -passes='accel-async-fusion' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small;gpu-graphs;graph-cache>
+; DEFAULT: accel-async-fusion<min-cost=1000;chains;inline-small;pool-resume;gpu-graphs;graph-cache>
 
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-pool-resume;no-gpu-graphs;no-graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-gpu-graphs;no-graph-cache>' \
+; ALL: accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-pool-resume;no-gpu-graphs;no-graph-cache>
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=0;no-chains;no-inline-small;no-pool-resume;no-gpu-graphs;no-graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=ALL
-; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs;graph-cache>' \
+; RUN: opt %loadaccel -passes='accel-async-fusion<min-cost=1000000;chains;inline-small;pool-resume;gpu-graphs;graph-cache>' \
 ; RUN:   -print-pipeline-passes -disable-output %s | FileCheck %s --check-prefix=MAX
-; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small;gpu-graphs;graph-cache>
+; MAX: accel-async-fusion<min-cost=1000000;chains;inline-small;pool-resume;gpu-graphs;graph-cache>
 
 ; RUN: not opt %loadaccel -passes='accel-async-fusion<foo>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=UNKNOWN
@@ -67,3 +67,7 @@ define void @f() {
 ; RUN: not opt %loadaccel -passes='accel-async-fusion<no-graph-cache;graph-cache>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=CACHETWICE
 ; CACHETWICE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'graph-cache': graph-cache is given twice
+
+; RUN: not opt %loadaccel -passes='accel-async-fusion<pool-resume=0>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=POOLVALUE
+; POOLVALUE: LLVMAccel: error: invalid accel-async-fusion pass parameter 'pool-resume=0': pool-resume takes no value
