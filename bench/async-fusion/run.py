@@ -72,6 +72,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 LLVM_BIN = Path(os.environ.get("LLVM_BIN", "/usr/lib/llvm-22/bin"))
 LLVM_LIB = LLVM_BIN.parent / "lib"
+
+
+def use_llvm(major: int) -> None:
+    """Builds with LLVM ``major``'s tools (``--llvm``)."""
+    global LLVM_BIN, LLVM_LIB
+    LLVM_BIN = Path(f"/usr/lib/llvm-{major}/bin")
+    LLVM_LIB = LLVM_BIN.parent / "lib"
 LOWER = [
     "--async-to-async-runtime",
     "--async-runtime-ref-counting",
@@ -116,25 +123,6 @@ def chain_mlir(n: int) -> str:
 
 def tiny_mlir(n: int) -> str:
     """n independent tasks in a group: task i adds i + 1 to m[i]."""
-    if heavy_head:
-        head = f"""  %t0 = async.execute {{
-    %s0 = memref.load %m[%c0] : memref<512xi64>
-    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %s0) -> i64 {{
-      %ii = arith.index_cast %i : index to i64
-      %a = arith.muli %acc, %mul : i64
-      %b = arith.addi %a, %ii : i64
-      scf.yield %b : i64
-    }}
-    memref.store %s, %m[%c0] : memref<512xi64>
-    async.yield
-  }}"""
-    else:
-        head = """  %t0 = async.execute {
-    %x = memref.load %m[%c0] : memref<512xi64>
-    %y = arith.addi %x, %one : i64
-    memref.store %y, %m[%c0] : memref<512xi64>
-    async.yield
-  }"""
     return f"""func.func @graph(%m: memref<512xi64>) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -179,17 +167,17 @@ def fanout_mlir(steps: int, heavy_head: bool = False) -> str:
 """
 
     if heavy_head:
-        head = f"""  %t0 = async.execute {{
+        head = """  %t0 = async.execute {
     %s0 = memref.load %m[%c0] : memref<512xi64>
-    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %s0) -> i64 {{
+    %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %s0) -> i64 {
       %ii = arith.index_cast %i : index to i64
       %a = arith.muli %acc, %mul : i64
       %b = arith.addi %a, %ii : i64
       scf.yield %b : i64
-    }}
+    }
     memref.store %s, %m[%c0] : memref<512xi64>
     async.yield
-  }}"""
+  }"""
     else:
         head = """  %t0 = async.execute {
     %x = memref.load %m[%c0] : memref<512xi64>
@@ -272,9 +260,15 @@ def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess:
 
 
 def runtime_lib() -> Path:
-    for name in sorted(os.listdir(LLVM_LIB)):
-        if name.startswith("libmlir_async_runtime.so"):
-            return LLVM_LIB / name
+    """The MLIR async runtime of the LLVM in use, else of another installed
+    release (Debian's libmlir-NN-dev packages conflict with each other; the
+    runtime's C entry points are the same)."""
+    libs = [LLVM_LIB] + sorted(Path("/usr/lib").glob("llvm-*/lib"), reverse=True)
+    for lib in libs:
+        if lib.is_dir():
+            for name in sorted(os.listdir(lib)):
+                if name.startswith("libmlir_async_runtime.so"):
+                    return lib / name
     sys.exit("libmlir_async_runtime.so not found: apt-get install libmlir-22-dev")
 
 
@@ -338,7 +332,8 @@ def measure(bins: dict[str, Path], calls: int, rounds: int) -> dict[str, Any]:
 
 
 def gpu_launch_counts(work: Path, plugin: Path) -> dict[str, dict[str, int]]:
-    """API calls of the 4-iteration `solve` loop, before and after the pass."""
+    """API calls of the `solve` loop (4 iterations, then 3 in a second call
+    with the same arguments), before and after the pass."""
     inputs = REPO / "test/lit/accel-async-fusion/Inputs"
     clang = str(LLVM_BIN / "clang")
     ll = work / "launch-loops.ll"
@@ -351,14 +346,20 @@ def gpu_launch_counts(work: Path, plugin: Path) -> dict[str, dict[str, int]]:
     for variant, src in (("unfused", ll), ("fused", after)):
         exe = work / f"launch-loops.{variant}"
         run([clang, "-w", "-O1", str(src), str(inputs / "cuda-recorder.c"),
-             str(inputs / "launch-loops-driver.c"), "-rdynamic", "-ldl", "-o", str(exe)])
-        log = run([str(exe)]).stdout.split("== solve 0")[0]
-        counts[variant] = {
-            "cudaLaunchKernel": log.count("api cudaLaunchKernel"),
-            "cudaGraphLaunch": log.count("api cudaGraphLaunch"),
-            "kernels_run": log.count("\nrun "),
-        }
-    if counts["unfused"]["kernels_run"] != counts["fused"]["kernels_run"]:
+             str(inputs / "launch-loops-driver.c"), "-rdynamic", "-ldl", "-lm", "-o", str(exe)])
+        out = run([str(exe)]).stdout
+        # The driver's first call (4 iterations), then the same call again
+        # (3 iterations): the cached graph is replayed without a capture.
+        for call, section in (("first", "== solve 4"), ("again", "== solve 3 same")):
+            log = out.split(section)[1].split("\n== ")[0]
+            counts[f"{variant}, {call} call"] = {
+                "cudaLaunchKernel": log.count("api cudaLaunchKernel"),
+                "cudaGraphLaunch": log.count("api cudaGraphLaunch"),
+                "kernels_run": log.count("\nrun "),
+            }
+    runs = {k: c["kernels_run"] for k, c in counts.items()}
+    if runs["unfused, first call"] != runs["fused, first call"] or \
+            runs["unfused, again call"] != runs["fused, again call"]:
         print(f"kernel runs differ: {counts}", file=sys.stderr)
         sys.exit(2)
     return counts
@@ -379,21 +380,25 @@ def machine_info(plugin: Path) -> dict[str, Any]:
     return info
 
 
-def render(report: dict[str, Any]) -> str:
+def host_key(report: dict[str, Any]) -> str:
+    """A results section's title: the CPU as lscpu names it, and the LLVM."""
     m = report["machine"]
+    return (f"{m.get('Model name')} ({m.get('Vendor ID')}, family {m.get('CPU family')}, "
+            f"model {m.get('Model')}), {m['llvm']}"
+            + (" QUICK" if report.get("quick") else ""))
+
+
+def render_section(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    la = m["load_average_at_start"][0]
     out = [
-        "# accel-async-fusion benchmark",
+        f"## {host_key(report)}",
         "",
         f"Command: `{report['command']}`  ",
-        f"Date: {report['date']}  ",
-        f"CPU: {m.get('Model name')} ({m.get('Vendor ID')}, family {m.get('CPU family')}, "
-        f"model {m.get('Model')}), {m.get('CPU(s)')} CPUs; {m['llvm']}  ",
+        f"Date: {report['date']}; {m.get('CPU(s)')} CPUs; load average {la:.1f} at the"
+        " start (1-minute)  ",
         f"Runtime: `{m['runtime']}`; {report['rounds']} interleaved rounds, medians"
         + (" · QUICK (smoke sizes, timings meaningless)" if report["quick"] else ""),
-        "",
-        "Measured on a shared machine (2 cores shared with other jobs; load average"
-        f" {m['load_average_at_start'][0]:.1f} when the run started): absolute times"
-        " move from run to run; the ratios, measured in the same run, are what count.",
         "",
         "| graph | variant | us per graph | vs unfused | what the pass did |",
         "|---|---|---:|---:|---|",
@@ -409,8 +414,9 @@ def render(report: dict[str, Any]) -> str:
     if gl:
         out += [
             "",
-            "GPU launch loop (CUDA host code, 4 iterations of 2 kernels, recording runtime;"
-            " no GPU on this machine, so no times):",
+            "GPU launch loop (CUDA host code: a call of 4 iterations of 2 kernels, then the"
+            " same call for 3 iterations; recording runtime, no GPU on this machine, so no"
+            " times):",
             "",
             "| variant | cudaLaunchKernel | cudaGraphLaunch | kernels run |",
             "|---|---:|---:|---:|",
@@ -418,23 +424,41 @@ def render(report: dict[str, Any]) -> str:
         for v, c in gl.items():
             out.append(f"| {v} | {c['cudaLaunchKernel']} | {c['cudaGraphLaunch']} "
                        f"| {c['kernels_run']} |")
-    out += [
-        "",
-        "Outputs (the memory each graph writes) are identical across variants.",
-        "",
-        "- chain500: the fused task runs the 500 bodies one after the other in one"
-        " coroutine, with one token; the unfused graph pays a thread-pool hand-off"
-        " and a token per task.",
-        "- tiny500: each task runs inline in the launching loop; its token is still"
-        " created, emplaced, added to the group and dropped (the group and its"
-        " await_all are unchanged), which is most of what is left.",
-        "- fanout: the pass only runs the tiny head inline; the two branches stay"
-        " tasks. `sequential` is the same work in plain C, one branch after the"
-        " other: when the machine is loaded (other jobs on the 2 cores) the task"
-        " version shows no gain from parallelism over it, since there is no idle"
-        " core to run the second branch.",
-    ]
     return "\n".join(out) + "\n"
+
+
+NOTES = """Outputs (the memory each graph writes) are identical across variants, or
+the run fails.
+
+- chain500: the fused task runs the 500 bodies one after the other in one
+  coroutine, with one token; the unfused graph pays a thread-pool hand-off and
+  a token per task.
+- tiny500: each task runs inline in the launching loop; its token is still
+  created, emplaced, added to the group and dropped (the group and its
+  await_all are unchanged), which is most of what is left.
+- fanout: a tiny head, two branches with real work, a fan-in. The pass runs
+  the head inline, so the branches find its token ready and run in parallel;
+  unfused, both branches usually wait for the head's token and MLIR's runtime
+  resumes them one after the other on the thread that emplaces it.
+  `sequential` is the same work in plain C, one branch after the other.
+- fanout-wait: the same with a head that does real work (it stays a task):
+  the pass gives each branch a second hop to the thread pool after its wait
+  (pool-resume), so they run in parallel instead of in turn.
+- On a loaded machine (other jobs on the 2 cores) no variant can show a gain
+  from parallelism: there is no idle core to run the second branch.
+"""
+
+
+def render(sections: dict[str, dict[str, Any]]) -> str:
+    out = ["# accel-async-fusion benchmark", "",
+           "Task graphs through the real MLIR async runtime, unfused (`default<O2>`) and"
+           " with the plugin (the pass at PipelineStart); one section per host and LLVM"
+           " release, earlier ones kept. Ratios are measured in the same run.", ""]
+    for rep in sections.values():
+        if "graphs" in rep and "machine" in rep and "command" in rep:
+            out.append(render_section(rep))
+    out.append(NOTES)
+    return "\n".join(out)
 
 
 def summarize_remarks(path: Path) -> str:
@@ -457,11 +481,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="smoke run (tiny, 2 rounds)")
     p.add_argument("--rounds", type=int, help="rounds (default 7, quick 2)")
-    p.add_argument("--plugin", type=Path, default=REPO / "build/llvm-22/lib/LLVMAccel.so")
+    p.add_argument("--llvm", type=int, default=22,
+                   help="LLVM release whose tools build the graphs (default 22)")
+    p.add_argument("--plugin", type=Path,
+                   help="the plugin (default: build/llvm-N/lib/LLVMAccel.so)")
     p.add_argument("--out", type=Path, help="output directory")
     p.add_argument("--interop", action="store_true",
                    help="only the frontends' inter-op mode (DLRM, fan-out graph)")
     a = p.parse_args(argv)
+    use_llvm(a.llvm)
+    a.plugin = a.plugin or REPO / f"build/llvm-{a.llvm}/lib/LLVMAccel.so"
     rounds = a.rounds or (2 if a.quick else 7)
     out_dir = a.out or (REPO / "bench/work/results-quick" if a.quick else REPO / "bench/results")
     command = " ".join(shlex.quote(x) for x in [
@@ -475,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         ("chain500", chain_mlir(500), 200),
         ("tiny500", tiny_mlir(500), 200),
         ("fanout", fanout_mlir(steps), 20),
+        ("fanout-wait", fanout_mlir(steps, heavy_head=True), 20),
     ]
     report: dict[str, Any] = {
         "command": command,
@@ -496,9 +526,20 @@ def main(argv: list[str] | None = None) -> int:
     report["gpu_launch_loop"] = gpu_launch_counts(work, a.plugin)
     print(f"gpu launch loop: {report['gpu_launch_loop']}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "async-fusion.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out_dir / "async-fusion.md").write_text(render(report))
+    path = out_dir / "async-fusion.json"
+    sections = json.loads(path.read_text()) if path.exists() else {}
+    if "graphs" in sections:  # one report, as the file held before sections
+        sections = {host_key(sections): sections}
+    sections[host_key(report)] = report
+    path.write_text(json.dumps(sections, indent=2) + "\n")
+    (out_dir / "async-fusion.md").write_text(render(sections))
     print(f"wrote {out_dir}/async-fusion.{{json,md}}")
+    from llvmaccel.pipeline import llvm_version
+
+    if int(llvm_version().split(".")[0]) != a.llvm:
+        print(f"inter-op mode not measured: the llvmaccel package is built on LLVM "
+              f"{llvm_version()}, not {a.llvm}")
+        return 0
     return interop_section(a.quick, rounds, out_dir, command)
 
 
@@ -522,9 +563,9 @@ def interop_section(quick: bool, rounds: int, out_dir: Path, command: str) -> in
     md = ["# The frontends' inter-op mode against the sequential kernel", "",
           "`inter_op=True` (llvmaccel.interop): the graph's independent branches run as"
           " tasks of MLIR's async runtime; `inter-op-nopass` is the same without"
-          " accel-async-fusion. Interleaved rounds, medians; outputs bit-identical to the"
-          " sequential kernel's. The machine is shared with other jobs: the load average"
-          " says how busy its cores were.", ""]
+          " accel-async-fusion. Interleaved rounds, medians; outputs compared with the"
+          " sequential kernel's (each workload's line says how). The load average says"
+          " how busy the cores were (2 cores: above 0.5, the second one was not idle).", ""]
     for h, sec in hosts.items():
         md.append(render_interop(sec, h, sec["date"], sec["command"]))
     (out_dir / "async-fusion-interop.md").write_text("\n".join(md))

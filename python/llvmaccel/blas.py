@@ -362,6 +362,19 @@ def num_threads() -> int | None:
     return None
 
 
+def thread_local_setter() -> str | None:
+    """The library's entry point that sets the thread count of the calling
+    thread alone and returns the one it had (0: the process-wide count), as
+    ``int f(int)``: MKL's ``MKL_Set_Num_Threads_Local`` when matmuls call
+    PyTorch's MKL; None for a library without one (OpenBLAS's count is the
+    process's)."""
+    if library() != "torch":
+        return None
+    lib = load()
+    name = "MKL_Set_Num_Threads_Local"
+    return name if lib is not None and hasattr(lib, name) else None
+
+
 def sync_threads() -> None:
     """Gives the library :func:`num_threads` threads (a no-op when it already
     has them). Called before each call of a kernel that uses the library."""

@@ -46,6 +46,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from . import blas
 from .codegen import Kernel
 from .codegen import generate as generate_sequential
 from .codegen.common import _KERNELS, _VIEWS
@@ -368,6 +369,12 @@ def _mlir(name: str, kernel_params: list[str], parts: list[_Part], branches: lis
                                  len(p.kernel.outputs) + len(p.kernel.temps)) + \
             ["i64"] * len(p.kernel.symbols)
         lines.append(f'  func.func private @"{p.kernel.name}"({", ".join(types)}) -> i32')
+    # A branch that calls the library GEMM runs it on its own thread only: the
+    # branches are the parallelism, and a library team per task thread would
+    # put several times as many threads as cores on the machine.
+    local = blas.thread_local_setter() if any(p.kernel.uses_blas for p in parts) else None
+    if local:
+        lines.append(f"  func.func private @{local}(i32) -> i32")
     lines.append(f'  func.func @"{name}"({", ".join(kernel_params)}) -> i32 {{')
     lines.append("    %none = arith.constant -1 : i32")
     lines.append("    %one = arith.constant 1 : i32")
@@ -377,12 +384,17 @@ def _mlir(name: str, kernel_params: list[str], parts: list[_Part], branches: lis
             ["i64"] * len(p.kernel.symbols)
         call = (f'func.call @"{p.kernel.name}"({", ".join(calls[k])}) : '
                 f'({", ".join(types)}) -> i32')
-        run = [f"%rc = {call}",
-               "%c0 = arith.constant 0 : i32",
-               "%ok = arith.cmpi eq, %rc, %c0 : i32",
-               f"%base = arith.constant {bases[k] - 1} : i32",
-               "%code = arith.addi %rc, %base : i32",
-               "%mine = arith.select %ok, %none, %code : i32"]
+        run = [f"%rc = {call}"]
+        if local and p.kernel.uses_blas:
+            run = ["%one_thread = arith.constant 1 : i32",
+                   f"%threads = func.call @{local}(%one_thread) : (i32) -> i32",
+                   *run,
+                   f"%was = func.call @{local}(%threads) : (i32) -> i32"]
+        run += ["%c0 = arith.constant 0 : i32",
+                "%ok = arith.cmpi eq, %rc, %c0 : i32",
+                f"%base = arith.constant {bases[k] - 1} : i32",
+                "%code = arith.addi %rc, %base : i32",
+                "%mine = arith.select %ok, %none, %code : i32"]
         operands = ", ".join(f"%v{j} as %r{k}_{j} : !async.value<i32>" for j in b.preds)
         # The tokens too: a token nobody takes would be dropped by the caller,
         # which makes the task's results used twice (not a chain).

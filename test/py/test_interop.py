@@ -342,3 +342,44 @@ def test_jax_jit_inter_op():
     assert par.compiled_for(*args).branches is not None
     with pytest.raises(TypeError, match="inter_op"):
         ljax.jit(heads, inter_op="on")
+
+
+@needs_mlir
+def test_branches_run_library_gemms_on_their_own_thread(monkeypatch):
+    """Branches of library GEMMs (PyTorch's MKL) set the calling thread's
+    thread count to 1 around the branch and restore it: without it every task
+    thread starts a team of all threads (3x slower on 2 cores)."""
+    pytest.importorskip("torch")  # its MKL is the library
+    from llvmaccel import blas
+
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "torch")
+    if blas.load() is None or blas.thread_local_setter() is None:
+        pytest.skip("no PyTorch MKL with a thread-local thread count here")
+    g = Graph()
+    n = 192  # 7M multiply-adds a product: the library's
+    x = g.input("x", (n, n), DType.f32)
+    rng = np.random.default_rng(3)
+    outs = []
+    for _ in range(2):
+        w = g.constant(rng.standard_normal((n, n)).astype(np.float32) / n, DType.f32)
+        outs.append(g.unary("tanh", g.matmul(x, w)))
+    g.set_outputs([g.binary("add", outs[0], outs[1])])
+    kernel, branches = interop.generate(g)
+    assert len(branches) >= 2
+    setter = blas.thread_local_setter()
+    calls = [ln for ln in kernel.ir.splitlines() if f"@{setter}(" in ln and "call" in ln]
+    # Two per branch that calls the library: one thread, then what it had.
+    gemm_branches = sum(any(g.nodes[i].op == "matmul" for i in b.nodes) for b in branches)
+    assert gemm_branches == 2
+    assert len(calls) == 2 * gemm_branches
+    x0 = rng.standard_normal((n, n)).astype(np.float32)
+    seq = compile_graph(g, inter_op=False)(x0)
+    par = compile_graph(g, inter_op=True)(x0)
+    np.testing.assert_allclose(par, seq, rtol=1e-5, atol=1e-6)
+
+
+def test_no_thread_local_setter_without_pytorchs_library(monkeypatch):
+    from llvmaccel import blas
+
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "openblas")
+    assert blas.thread_local_setter() is None
