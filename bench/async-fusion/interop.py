@@ -19,7 +19,9 @@ Workloads, each compiled three ways from the same graph:
 ``fanout``
     a fan-out/fan-in graph with real work per branch: a shared input, 4
     branches of two 192x192 matmuls with a tanh between them, a sum of the
-    branches at the end.
+    branches at the end; run with each GEMM library (OpenBLAS, PyTorch's
+    MKL), since the sequential kernel runs the library's GEMMs on every
+    thread and the inter-op mode on one per branch.
 
 Rounds interleave the variants (round r starts with variant r mod 3); each
 round times ``calls`` calls of each variant and keeps the mean; medians over
@@ -122,9 +124,16 @@ def _library_gemms(compiled: list[Any]) -> bool:
     return any(c.kernel.uses_blas for c in compiled)
 
 
-def bench_fanout(quick: bool, rounds: int) -> dict[str, Any]:
+def bench_fanout(quick: bool, rounds: int, library: str) -> dict[str, Any]:
+    """The fan-out graph with ``library`` (``"torch"``: PyTorch's MKL, whose
+    thread count each branch sets for its own thread; ``"openblas"``: one
+    process-wide count, 1 for inter-op calls)."""
+    from llvmaccel import blas
     from llvmaccel.compiler import compile_graph
 
+    os.environ["LLVMACCEL_BLAS_LIBRARY"] = library
+    if library == "torch":
+        import torch  # noqa: F401 - PyTorch's MKL is the library once imported
     n, branches = (48, 4) if quick else (192, 4)
     g = fanout_graph(n, branches)
     fns = {
@@ -140,7 +149,8 @@ def bench_fanout(quick: bool, rounds: int) -> dict[str, Any]:
     remarks = [f"{r.kind}: {r.message}" for r in fns["inter-op"].report.remarks
                if r.pass_name == "accel-async-fusion"]
     res = _summary(_interleaved(fns, inputs, rounds, 5 if quick else 20))
-    return {"name": "fanout", "shape": f"{branches} branches of 2 matmuls {n}x{n}x{n}",
+    library = blas.library() if lib else "no library GEMM"
+    return {"name": f"fanout ({library})", "shape": f"{branches} branches of 2 matmuls {n}x{n}x{n}",
             "branches": len(fns["inter-op"].branches or []), "variants": res,
             "library_gemms": lib, "max_relative_difference": diffs, "remarks": remarks}
 
@@ -193,7 +203,16 @@ def run_interop(quick: bool, rounds: int) -> dict[str, Any]:
     load0 = list(os.getloadavg())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        workloads = [bench_fanout(quick, rounds), bench_dlrm(quick, rounds)]
+        before = os.environ.get("LLVMACCEL_BLAS_LIBRARY")
+        try:
+            workloads = [bench_fanout(quick, rounds, "openblas"),
+                         bench_fanout(quick, rounds, "torch")]
+        finally:
+            if before is None:
+                os.environ.pop("LLVMACCEL_BLAS_LIBRARY", None)
+            else:
+                os.environ["LLVMACCEL_BLAS_LIBRARY"] = before
+        workloads.append(bench_dlrm(quick, rounds))
     return {"load_average_before": load0, "load_average_after": list(os.getloadavg()),
             "cpus": os.cpu_count(), "workloads": workloads}
 

@@ -466,6 +466,7 @@ def summarize_remarks(path: Path) -> str:
     fused = [ln for ln in lines if "fused a chain" in ln]
     inl = [ln for ln in lines if "inline (@" in ln or "task(s) inline" in ln]
     kept = [ln for ln in lines if "stays asynchronous" in ln]
+    pool = [ln for ln in lines if "resumes on the thread pool" in ln]
     parts = []
     if fused:
         tasks = fused[0].split("fused a chain of ")[1].split(" ")[0]
@@ -474,6 +475,8 @@ def summarize_remarks(path: Path) -> str:
         parts.append(f"{len(inl)} launch site(s) run inline")
     if kept:
         parts.append(f"{len(kept)} task(s) kept parallel")
+    if pool:
+        parts.append(f"{len(pool)} task(s) resumed on the pool after a shared wait")
     return "; ".join(parts) or "nothing"
 
 

@@ -91,6 +91,8 @@ class _Library(NamedTuple):
 _status: dict[str, str] = {}
 _lock = threading.Lock()
 _threads_set: dict[str, int] = {}
+#: The library's thread count before llvmaccel first set it.
+_threads_default: dict[str, int] = {}
 _threads_override: int | None = None
 _LIBRARIES = ("torch", "openblas")
 
@@ -375,9 +377,16 @@ def thread_local_setter() -> str | None:
     return name if lib is not None and hasattr(lib, name) else None
 
 
-def sync_threads() -> None:
+def sync_threads(tasks: bool = False) -> None:
     """Gives the library :func:`num_threads` threads (a no-op when it already
-    has them). Called before each call of a kernel that uses the library."""
+    has them). Called before each call of a kernel that uses the library.
+
+    ``tasks``: the kernel runs its library calls on several task threads at
+    once (the inter-op mode). A library without a thread-local count
+    (OpenBLAS) then gets one thread, process-wide until the next call sets it
+    back: the tasks are the parallelism, and concurrent calls of a threaded
+    OpenBLAS ran a 4-branch GEMM graph 3x slower than one after the other on
+    2 cores. (PyTorch's MKL is set per task thread by the kernel itself.)"""
     name = library()
     if name == "torch":
         # PyTorch sets its library's threads itself (torch.set_num_threads);
@@ -390,12 +399,16 @@ def sync_threads() -> None:
         if setter is not None:
             setter(ctypes.c_int(want))
         return
-    want = num_threads()
+    want = 1 if tasks else num_threads()
+    if want is None:
+        # The library's own default, which an inter-op call may have changed.
+        want = _threads_default.get(name)
     if want is None or want == _threads_set.get(name):
         return
     lib = load()
     if lib is None:
         return
     with _lock:
+        _threads_default.setdefault(name, int(lib.scipy_openblas_get_num_threads()))
         lib.scipy_openblas_set_num_threads(ctypes.c_int(want))
         _threads_set[name] = want

@@ -369,7 +369,7 @@ class CompiledGraph:
 
     def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
         if self.kernel.uses_blas:
-            blas.sync_threads()
+            blas.sync_threads(tasks=self.branches is not None)
         if self.kernel.parallel:
             intra_op.sync_threads()
         key = _tensor_signature(inputs)

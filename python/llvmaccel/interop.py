@@ -512,5 +512,6 @@ def generate(graph: Graph, name: str = "llvmaccel_main") -> tuple[Kernel, list[B
     links = sorted({link for p in parts for link in p.kernel.links})
     kernel = Kernel(ir=str(module), name=name, inputs=kinputs, constants=kconsts,
                     outputs=outputs, temps=temps, symbols=symbols, errors=errors,
-                    output_map=output_map, links=links)
+                    output_map=output_map, links=links,
+                    uses_blas=any(p.kernel.uses_blas for p in parts))
     return kernel, branches

@@ -1,4 +1,5 @@
-"""The benchmark harnesses (prefetch, frontends) run end to end at tiny sizes.
+"""The benchmark harnesses (prefetch, frontends, async fusion, ...) run end to end at
+tiny sizes.
 
 This checks the harness (builds, correctness checks, report), not speed:
 figures come from the full run recorded in bench/results/.
@@ -152,3 +153,36 @@ def test_jax_control_markdown_keeps_earlier_runs():
     text = mod.markdown({"CPU (x)": host})
     assert text.index("| w | 0.500") < text.index("Earlier run (old)") < text.index("| w | 4.000")
     assert mod.NOTE in text and mod._OLD_NOTE in text
+
+
+@pytest.mark.skipif(not (LLVM_BIN / "mlir-opt").exists() or not PLUGIN.exists(),
+                    reason=f"needs mlir-opt {LLVM} and the plugin built for it")
+def test_async_fusion_bench_quick(tmp_path):
+    """Every graph builds, runs through the real runtime with equal outputs,
+    and the results keep an earlier host's section beside this run's."""
+    out_dir = tmp_path / "results"
+    out_dir.mkdir()
+    earlier = {"Earlier CPU, LLVM 0": {
+        "command": "x", "date": "2026-01-01", "quick": False, "rounds": 1, "graphs": [],
+        "machine": {"Model name": "Earlier CPU", "llvm": "clang 0", "runtime": "r",
+                    "load_average_at_start": [0.0], "CPU(s)": "2"}}}
+    (out_dir / "async-fusion.json").write_text(json.dumps(earlier))
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/async-fusion/run.py"), "--quick", "--llvm", LLVM,
+         "--out", str(out_dir)],
+        capture_output=True, text=True, timeout=900, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    sections = json.loads((out_dir / "async-fusion.json").read_text())
+    assert "Earlier CPU, LLVM 0" in sections and len(sections) == 2
+    mine = next(v for k, v in sections.items() if k != "Earlier CPU, LLVM 0")
+    graphs = {g["name"]: g for g in mine["graphs"]}
+    assert set(graphs) == {"chain500", "tiny500", "fanout", "fanout-wait"}
+    assert "chain(s) fused" in graphs["chain500"]["remarks"]
+    assert "resumed on the pool" in graphs["fanout-wait"]["remarks"]
+    launches = mine["gpu_launch_loop"]
+    assert launches["fused, again call"]["cudaLaunchKernel"] == 0
+    assert launches["fused, again call"]["kernels_run"] == \
+        launches["unfused, again call"]["kernels_run"]
+    md = (out_dir / "async-fusion.md").read_text()
+    assert "## Earlier CPU" in md

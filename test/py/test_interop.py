@@ -383,3 +383,35 @@ def test_no_thread_local_setter_without_pytorchs_library(monkeypatch):
 
     monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "openblas")
     assert blas.thread_local_setter() is None
+
+
+@needs_mlir
+def test_openblas_runs_one_thread_for_an_inter_op_call_and_its_default_after(monkeypatch):
+    """OpenBLAS has no thread-local count: an inter-op call gives it one
+    thread (the tasks are the parallelism), the next sequential call its
+    default back."""
+    from llvmaccel import blas
+
+    monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "openblas")
+    monkeypatch.delenv("LLVMACCEL_NUM_THREADS", raising=False)
+    lib = blas.load()
+    if lib is None:
+        pytest.skip(blas.status())
+    g = Graph()
+    n = 192
+    x = g.input("x", (n, n), DType.f32)
+    rng = np.random.default_rng(4)
+    outs = [g.matmul(x, g.constant(rng.standard_normal((n, n)).astype(np.float32), DType.f32))
+            for _ in range(2)]
+    g.set_outputs([g.binary("add", outs[0], outs[1])])
+    seq = compile_graph(g, inter_op=False)
+    par = compile_graph(g, inter_op=True)
+    assert par.branches is not None and par.kernel.uses_blas
+    x0 = rng.standard_normal((n, n)).astype(np.float32)
+    (a,) = seq(x0)
+    threads = int(lib.scipy_openblas_get_num_threads())  # PyTorch's count, or the default
+    (b,) = par(x0)
+    assert int(lib.scipy_openblas_get_num_threads()) == 1
+    (a,) = seq(x0)
+    assert int(lib.scipy_openblas_get_num_threads()) == threads
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-4)
