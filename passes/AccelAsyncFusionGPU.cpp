@@ -252,16 +252,16 @@ public:
 
   /// The stack slot \p V loads, when it is a load of one the loop does not
   /// write.
-  AllocaInst *unwrittenSlotLoad(const Value *V) const {
-    const auto *LI = dyn_cast<LoadInst>(V);
+  AllocaInst *unwrittenSlotLoad(Value *V) const {
+    auto *LI = dyn_cast<LoadInst>(V);
     if (!LI || !LI->isSimple() || !L.isLoopInvariant(LI->getPointerOperand()))
       return nullptr;
-    auto *A = dyn_cast<AllocaInst>(
-        getUnderlyingObject(const_cast<Value *>(LI->getPointerOperand())));
+    auto *A =
+        dyn_cast<AllocaInst>(getUnderlyingObject(LI->getPointerOperand()));
     return A && !Written.count(A) ? A : nullptr;
   }
 
-  bool same(const Value *V) {
+  bool same(Value *V) {
     if (L.isLoopInvariant(V))
       return true;
     if (auto It = Memo.find(V); It != Memo.end())
@@ -269,10 +269,10 @@ public:
     bool Same = false;
     if (unwrittenSlotLoad(V))
       Same = true;
-    else if (const auto *I = dyn_cast<Instruction>(V);
-             I && !isa<PHINode>(I) && !I->mayReadOrWriteMemory() &&
-             !I->mayHaveSideEffects())
-      Same = all_of(I->operands(), [&](const Use &U) { return same(U.get()); });
+    else if (auto *I = dyn_cast<Instruction>(V); I && !isa<PHINode>(I) &&
+                                                 !I->mayReadOrWriteMemory() &&
+                                                 !I->mayHaveSideEffects())
+      Same = all_of(I->operands(), [&](Use &U) { return same(U.get()); });
     return Memo[V] = Same;
   }
 
