@@ -144,6 +144,9 @@ QUICK = Sizes(
     rounds=2,
 )
 
+#: Counters of the cache-resident histogram control (64 KiB), at every size.
+HIST_SMALL_BUCKETS = 16 << 10
+
 FULL_HAND_DISTS = (4, 8, 16, 32, 64)
 QUICK_HAND_DISTS = (16,)
 FULL_LDP_DISTS = (64, 256, 1024, 4096)
@@ -394,6 +397,7 @@ class Data:
     ra_seeds: np.ndarray  # uint64[128]
     hist_keys: np.ndarray  # uint32
     hist_count: np.ndarray  # uint32
+    hist_small_keys: np.ndarray  # uint32 below hist_small_buckets
     hj_overflow_used: int
     setup_seconds: float
     total_bytes: int
@@ -462,6 +466,10 @@ def make_data(s: Sizes, setup: ctypes.CDLL, thp: bool) -> Data:
         ptr(hist_keys), i64(s.hist_keys), ctypes.c_uint32(s.hist_buckets), u64(13)
     )
     hist_count = big_array(s.hist_buckets, np.uint32, thp)
+    hist_small_keys = big_array(s.hist_keys, np.uint32, thp)
+    setup.fill_u32_range(
+        ptr(hist_small_keys), i64(s.hist_keys), ctypes.c_uint32(HIST_SMALL_BUCKETS), u64(14)
+    )
     arrays = [
         emb_table,
         emb_indices,
@@ -477,7 +485,8 @@ def make_data(s: Sizes, setup: ctypes.CDLL, thp: bool) -> Data:
         hash_table,
         hash_keys,
     ]
-    more = [hj_buckets, hj_overflow, hj_keys, ra_table, ra_seeds, hist_keys, hist_count]
+    more = [hj_buckets, hj_overflow, hj_keys, ra_table, ra_seeds, hist_keys, hist_count,
+            hist_small_keys]
     return Data(
         *arrays,
         int(longest),
@@ -665,6 +674,23 @@ KERNEL_LIST: list[Kernel] = [
         ),
         output=lambda d: d.hist_count,
         working_set=lambda d, s: d.hist_count.nbytes,
+    ),
+    Kernel(
+        "histogram-small",
+        "histogram.c",
+        "key_histogram",
+        ctypes.c_uint64,
+        "control: the key histogram over 64 KiB of counters (cache-resident)",
+        0.97,
+        True,
+        lambda d, s: (
+            ptr(d.hist_small_keys),
+            _i64(s.hist_keys),
+            ptr(d.hist_count),
+            _i64(HIST_SMALL_BUCKETS),
+        ),
+        output=lambda d: d.hist_count[:HIST_SMALL_BUCKETS],
+        working_set=lambda d, s: HIST_SMALL_BUCKETS * 4,
     ),
     Kernel(
         "hashlookup",
