@@ -104,66 +104,55 @@ namespace {
 
 enum class LaunchCall { None, Push, Pop, Launch };
 
+/// The graph entry points of a runtime.
+struct GraphAPI {
+  StringRef Name; ///< "CUDA" or "HIP", for remarks.
+  StringRef BeginCapture, EndCapture, Instantiate, GraphDestroy, GraphLaunch,
+      ExecDestroy;
+};
+const GraphAPI CUDAGraphs = {"CUDA",
+                             "cudaStreamBeginCapture",
+                             "cudaStreamEndCapture",
+                             "cudaGraphInstantiateWithFlags",
+                             "cudaGraphDestroy",
+                             "cudaGraphLaunch",
+                             "cudaGraphExecDestroy"};
+// cuda.h maps cuStreamBeginCapture to its _v2 entry point.
+const GraphAPI CUDADriverGraphs = {"CUDA",
+                                   "cuStreamBeginCapture_v2",
+                                   "cuStreamEndCapture",
+                                   "cuGraphInstantiateWithFlags",
+                                   "cuGraphDestroy",
+                                   "cuGraphLaunch",
+                                   "cuGraphExecDestroy"};
+const GraphAPI HIPGraphs = {"HIP",
+                            "hipStreamBeginCapture",
+                            "hipStreamEndCapture",
+                            "hipGraphInstantiateWithFlags",
+                            "hipGraphDestroy",
+                            "hipGraphLaunch",
+                            "hipGraphExecDestroy"};
+
 /// The launch entry point of one API and the graph entry points of its
 /// runtime: CUDA's runtime and driver APIs, HIP's runtime and module APIs.
 struct Runtime {
-  StringRef Name; ///< The graph family ("CUDA", "HIP"), for remarks.
   /// Launch configuration pushed and popped around the launch (runtime APIs;
   /// empty for the driver and module APIs, whose launch takes it directly).
   StringRef Push, Pop;
   StringRef Launch;
   /// The launch's stream operand, counted from its last operand (1: last).
   unsigned StreamFromEnd;
-  StringRef BeginCapture, EndCapture, Instantiate, GraphDestroy, GraphLaunch,
-      ExecDestroy;
+  const GraphAPI &Graphs;
 };
-const Runtime CUDA = {"CUDA",
-                      "__cudaPushCallConfiguration",
-                      "__cudaPopCallConfiguration",
-                      "cudaLaunchKernel",
-                      1,
-                      "cudaStreamBeginCapture",
-                      "cudaStreamEndCapture",
-                      "cudaGraphInstantiateWithFlags",
-                      "cudaGraphDestroy",
-                      "cudaGraphLaunch",
-                      "cudaGraphExecDestroy"};
-// cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra);
-// cuda.h maps cuStreamBeginCapture to its _v2 entry point.
-const Runtime CUDADriver = {"CUDA",
-                            "",
-                            "",
-                            "cuLaunchKernel",
-                            3,
-                            "cuStreamBeginCapture_v2",
-                            "cuStreamEndCapture",
-                            "cuGraphInstantiateWithFlags",
-                            "cuGraphDestroy",
-                            "cuGraphLaunch",
-                            "cuGraphExecDestroy"};
-const Runtime HIP = {"HIP",
-                     "__hipPushCallConfiguration",
-                     "__hipPopCallConfiguration",
-                     "hipLaunchKernel",
-                     1,
-                     "hipStreamBeginCapture",
-                     "hipStreamEndCapture",
-                     "hipGraphInstantiateWithFlags",
-                     "hipGraphDestroy",
-                     "hipGraphLaunch",
-                     "hipGraphExecDestroy"};
+const Runtime CUDA = {"__cudaPushCallConfiguration",
+                      "__cudaPopCallConfiguration", "cudaLaunchKernel", 1,
+                      CUDAGraphs};
+// cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra).
+const Runtime CUDADriver = {"", "", "cuLaunchKernel", 3, CUDADriverGraphs};
+const Runtime HIP = {"__hipPushCallConfiguration", "__hipPopCallConfiguration",
+                     "hipLaunchKernel", 1, HIPGraphs};
 // hipModuleLaunchKernel has cuLaunchKernel's operands.
-const Runtime HIPModule = {"HIP",
-                           "",
-                           "",
-                           "hipModuleLaunchKernel",
-                           3,
-                           "hipStreamBeginCapture",
-                           "hipStreamEndCapture",
-                           "hipGraphInstantiateWithFlags",
-                           "hipGraphDestroy",
-                           "hipGraphLaunch",
-                           "hipGraphExecDestroy"};
+const Runtime HIPModule = {"", "", "hipModuleLaunchKernel", 3, HIPGraphs};
 const Runtime *const Runtimes[] = {&CUDA, &CUDADriver, &HIP, &HIPModule};
 
 LaunchCall classify(const CallBase &CB, const Runtime **RT = nullptr) {
@@ -727,7 +716,7 @@ void captureLoop(Loop &L, LaunchLoop &LL,
   LLVMContext &Ctx = M.getContext();
   Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
   Type *Ptr = PointerType::get(Ctx, 0);
-  const Runtime &RT = *LL.RT;
+  const GraphAPI &RT = LL.RT->Graphs;
   FunctionCallee Begin = runtimeFn(M, RT.BeginCapture, I32, {Ptr, I32});
   FunctionCallee End = runtimeFn(M, RT.EndCapture, I32, {Ptr, Ptr});
   FunctionCallee Inst = runtimeFn(M, RT.Instantiate, I32, {Ptr, Ptr, I64});
@@ -1059,7 +1048,7 @@ bool asyncfusion::captureLaunchLoops(Function &F, LoopInfo &LI,
       OptimizationRemark R(DEBUG_TYPE, "LaunchGraph", L->getStartLoc(),
                            L->getHeader());
       R << "captured " << ore::NV("Launches", LL.NumLaunches)
-        << " kernel launch(es) per iteration into a " << LL.RT->Name
+        << " kernel launch(es) per iteration into a " << LL.RT->Graphs.Name
         << " graph replayed once per iteration; ";
       if (NoCache.empty())
         R << "the graph is kept for the next execution of the loop while its "
