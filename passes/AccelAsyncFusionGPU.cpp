@@ -54,7 +54,9 @@
 /// an entry. It applies when the key determines the launches: the argument
 /// slots are written only inside the loop and the launches read no other
 /// memory (`graph-cache`; otherwise, or with `no-graph-cache`, the graph is
-/// built once per execution of the loop, with a remark saying why).
+/// built once per execution of the loop, with a remark saying why). A cached
+/// graph belongs to the context it was captured in: a program that resets
+/// the device between executions of the loop needs `no-graph-cache`.
 ///
 /// Legality: nothing else in the loop may have an effect (a host
 /// synchronization, a memory copy, any other call, a store outside the
