@@ -353,6 +353,7 @@ def test_branches_run_library_gemms_on_their_own_thread(monkeypatch):
     from llvmaccel import blas
 
     monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "torch")
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")  # whatever the thread count
     if blas.load() is None or blas.thread_local_setter() is None:
         pytest.skip("no PyTorch MKL with a thread-local thread count here")
     g = Graph()
@@ -393,6 +394,7 @@ def test_openblas_runs_one_thread_for_an_inter_op_call_and_its_default_after(mon
     from llvmaccel import blas
 
     monkeypatch.setenv("LLVMACCEL_BLAS_LIBRARY", "openblas")
+    monkeypatch.setenv("LLVMACCEL_BLAS", "always")  # whatever the thread count
     monkeypatch.delenv("LLVMACCEL_NUM_THREADS", raising=False)
     lib = blas.load()
     if lib is None:
