@@ -42,14 +42,43 @@ _FAULTS = {signal.SIGSEGV, signal.SIGBUS}
 _JOB = [0]
 _SINK: list[list[dict]] = []
 
+#: Seconds spent per stage in the current job (sent with its ``end`` event):
+#: ``parse``, ``pipeline``, ``print`` (the after IR as text), ``describe``
+#: (reading the IR for inputs), ``jit``, ``inputs`` (making cases and guarded
+#: buffers), ``execute`` (the forked children), ``compare`` and ``emit``.
+_TIMES: dict[str, float] = {}
+
+
+class _Timed:
+    """Adds the time of a ``with`` block to :data:`_TIMES` under ``stage``."""
+
+    __slots__ = ("stage", "start")
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.start = 0.0
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        _TIMES[self.stage] = _TIMES.get(self.stage, 0.0) + time.perf_counter() - self.start
+
+
+def _take_times() -> dict[str, float]:
+    out = {k: round(v, 6) for k, v in _TIMES.items()}
+    _TIMES.clear()
+    return out
+
 
 def _emit(event: dict) -> None:
     event["job"] = _JOB[0]
     if _SINK:
         _SINK[-1].append(event)
         return
-    sys.stdout.write(json.dumps(event) + "\n")
-    sys.stdout.flush()
+    with _Timed("emit"):
+        sys.stdout.write(json.dumps(event) + "\n")
+        sys.stdout.flush()
 
 
 def run_job_here(job: dict) -> list[dict]:
@@ -331,44 +360,55 @@ def _signature(info: object) -> tuple:
 
 def main(argv: list[str]) -> int:
     """Runs the jobs in the JSON file ``argv[0]`` from job ``argv[1]`` on; events go to
-    stdout, each with its job's number; a job's failure to compile is an ``error`` event."""
+    stdout, each with its job's number; a job's failure to compile is an ``error`` event.
+    Each job's ``end`` event carries the seconds it spent per stage (``times``)."""
+    first = int(argv[1]) if len(argv) > 1 else 0
+    _JOB[0] = first
+    _emit({"event": "ready"})
     with open(argv[0]) as f:
         jobs = json.load(f)["jobs"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for number in range(int(argv[1]) if len(argv) > 1 else 0, len(jobs)):
+    for number in range(first, len(jobs)):
         _JOB[0] = number
+        _TIMES.clear()
         try:
             _run_job(jobs[number])
         except LLVMAccelError as err:
             _emit({"event": "error", "detail": f"{type(err).__name__}: {err}"})
-        _emit({"event": "end"})
+        _emit({"event": "end", "times": _take_times()})
     return 0
 
 
 def _run_job(job: dict) -> None:
     fn = job["function"]
     before_ir = job["before"]
-    before = parse_ir(before_ir, "before")
-    if job.get("after") is not None:
-        after_ir = job["after"]
-        after = parse_ir(after_ir, "after")
-    else:
-        after = before.clone()
+    with _Timed("parse"):
+        before = parse_ir(before_ir, "before")
+        if job.get("after") is not None:
+            after_ir = job["after"]
+            after = parse_ir(after_ir, "after")
+        else:
+            after = before.clone()
+    if job.get("after") is None:
         _emit({"event": "stage", "stage": "pipeline"})
         try:
-            report = run_passes(after, job["pipeline"], verify_each=job.get("verify_each", True),
-                                remarks=job.get("remarks", ".*"), target=job.get("target"))
+            with _Timed("pipeline"):
+                report = run_passes(after, job["pipeline"],
+                                    verify_each=job.get("verify_each", True),
+                                    remarks=job.get("remarks", ".*"), target=job.get("target"))
         except VerifyError as err:
             _emit({"event": "finding", "kind": "verify", "stage": "pipeline", "detail": str(err)})
             return
-        after_ir = str(after)
+        with _Timed("print"):
+            after_ir = str(after)
         fired: dict[str, int] = {}
         for r in report.passed():
             fired[r.pass_name] = fired.get(r.pass_name, 0) + 1
         _emit({"event": "pipeline", "after": after_ir, "fired": fired,
                "statistics": report.statistics})
-    info_b = describe(before_ir, fn)
-    info_a = describe(after_ir, fn)
+    with _Timed("describe"):
+        info_b = describe(before_ir, fn)
+        info_a = describe(after_ir, fn)
     if _signature(info_b) != _signature(info_a):
         _emit({"event": "finding", "kind": "signature", "stage": "compare",
                "detail": f"before {_signature(info_b)}, after {_signature(info_a)}"})
@@ -378,21 +418,24 @@ def _run_job(job: dict) -> None:
         specs = {k: ArgSpec(**{f: tuple(v) if isinstance(v, list) else v for f, v in s.items()})
                  for k, s in job.get("args", {}).items()}
         try:
-            layout = Layout.build(info_b, specs, info_b.fast_math or info_a.fast_math)
+            with _Timed("describe"):
+                layout = Layout.build(info_b, specs, info_b.fast_math or info_a.fast_math)
         except (KeyError, TypeError) as err:
             _emit({"event": "error", "detail": f"ValueError: {err}"})
             return
         _emit({"event": "layout", "text": layout.describe(), "fast_math": layout.fast_math})
     if execute or job.get("compile", True):
         _emit({"event": "stage", "stage": "compile"})
-        _load_libraries(job, before_ir + after_ir)
-        lowering = _compile_pipeline(job, before_ir)
-        # an original that does not compile is an error
-        cb = jit.compile(before, lowering, auto="none")
-        cb.address(fn)
+        with _Timed("jit"):
+            _load_libraries(job, before_ir + after_ir)
+            lowering = _compile_pipeline(job, before_ir)
+            # an original that does not compile is an error
+            cb = jit.compile(before, lowering, auto="none")
+            cb.address(fn)
         try:
-            ca = jit.compile(after, lowering, auto="none")
-            ca.address(fn)
+            with _Timed("jit"):
+                ca = jit.compile(after, lowering, auto="none")
+                ca.address(fn)
         except LLVMAccelError as err:
             _emit({"event": "finding", "kind": "codegen", "stage": "compile",
                    "detail": f"the original compiles, the result does not: {err}"})
@@ -411,22 +454,26 @@ def _run_job(job: dict) -> None:
     # $LLVMACCEL_CHECK_CASES_PER_CHILD sets the batch (1: a child per run,
     # to measure what batching saves).
     size = int(os.environ.get("LLVMACCEL_CHECK_CASES_PER_CHILD") or 16)
-    if _has_writable_globals(before_ir) or _has_writable_globals(after_ir):
-        size = 1
+    with _Timed("describe"):
+        if _has_writable_globals(before_ir) or _has_writable_globals(after_ir):
+            size = 1
     stop = False
     for first in range(0, len(numbers), size):
         if stop or (deadline and time.monotonic() > deadline):
             break
         chunk = numbers[first:first + size]
-        made = [make_case(layout, seed, n) for n in chunk]
-        b_bufs = [GuardedBuffers(layout, c) for c in made]
-        a_bufs = [GuardedBuffers(layout, c) for c in made]
+        with _Timed("inputs"):
+            made = [make_case(layout, seed, n) for n in chunk]
+            b_bufs = [GuardedBuffers(layout, c) for c in made]
+            a_bufs = [GuardedBuffers(layout, c) for c in made]
         try:
-            obs = _run_batch(kb, layout, made, b_bufs, timeout)
-            oas = _run_batch(ka, layout, made, a_bufs, timeout)
+            with _Timed("execute"):
+                obs = _run_batch(kb, layout, made, b_bufs, timeout)
+                oas = _run_batch(ka, layout, made, a_bufs, timeout)
             for k, n in enumerate(chunk):
                 ob, oa = obs[k], oas[k]
-                found = _compare(layout, ob, oa, b_bufs[k], a_bufs[k], ulps)
+                with _Timed("compare"):
+                    found = _compare(layout, ob, oa, b_bufs[k], a_bufs[k], ulps)
                 if found:
                     _emit({"event": "finding", "kind": found[0], "stage": "execute", "case": n,
                            "seed": seed, "detail": found[1],
@@ -442,10 +489,25 @@ def _run_job(job: dict) -> None:
                         stop = True
                         break
         finally:
-            for b in b_bufs + a_bufs:
-                b.close()
+            with _Timed("inputs"):
+                for b in b_bufs + a_bufs:
+                    b.close()
     _emit({"event": "done", "counts": counts})
 
 
+def _profiled_main(argv: list[str]) -> int:
+    """:func:`main` under cProfile when ``$LLVMACCEL_CHECKWORKER_PROFILE`` names a
+    directory (the statistics go to ``worker-<pid>.prof`` there)."""
+    where = os.environ.get("LLVMACCEL_CHECKWORKER_PROFILE")
+    if not where:
+        return main(argv)
+    import cProfile
+    prof = cProfile.Profile()
+    try:
+        return prof.runcall(main, argv)
+    finally:
+        prof.dump_stats(os.path.join(where, f"worker-{os.getpid()}.prof"))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(_profiled_main(sys.argv[1:]))

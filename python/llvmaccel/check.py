@@ -89,6 +89,10 @@ class CheckResult:
         after_ir: The after module's text.
         layout: How the inputs were made, one phrase per parameter.
         seconds: Wall time.
+        times: Seconds the checking worker spent per stage (``parse``,
+            ``pipeline``, ``print``, ``describe``, ``jit``, ``inputs``,
+            ``execute``, ``compare``, ``emit``; ``worker-start`` on the first
+            job of each worker process: from its start to its first event).
     """
 
     function: str
@@ -102,6 +106,7 @@ class CheckResult:
     after_ir: str = ""
     layout: str = ""
     seconds: float = 0.0
+    times: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -319,6 +324,7 @@ def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResu
     """Runs jobs ``first``... in one worker; returns the job to restart from."""
     budget = sum(_budget(j) for j in jobs[first:])
     starts = {i: time.monotonic() for i in range(first, first + 1)}
+    launched = time.monotonic()
     proc = subprocess.Popen([python, "-m", "llvmaccel._checkworker", path, str(first)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stage, current, ended = "start", first, first - 1
@@ -346,6 +352,8 @@ def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResu
             kind = event["event"]
             if kind == "stage":
                 stage = event["stage"]
+            elif kind == "ready":
+                result.times["worker-start"] = time.monotonic() - launched
             elif kind == "pipeline":
                 result.after_ir = event["after"]
                 result.changed = _normalized(event["after"]) != _normalized(jobs[current]["before"])
@@ -374,6 +382,8 @@ def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResu
                 result.cases = result.agreed + result.undefined + sum(
                     1 for f in result.findings if f.stage == "execute")
                 result.seconds = time.monotonic() - starts[current]
+                for k, v in (event.get("times") or {}).items():
+                    result.times[k] = result.times.get(k, 0.0) + v
                 ended, stage = current, "start"
         code = proc.wait()
     finally:

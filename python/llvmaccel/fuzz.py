@@ -41,6 +41,10 @@ class FuzzReport:
     by_shape: dict[str, Counter] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
     generator_errors: int = 0
+    #: Seconds per stage: ``generate`` (kernelgen), ``stress`` (llvm-stress),
+    #: ``check`` (the checking worker, wall time), and the worker's own stages
+    #: as ``worker:<stage>`` (see :attr:`llvmaccel.check.CheckResult.times`).
+    times: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -67,6 +71,16 @@ class FuzzReport:
                          f"{self.generator_errors}")
         lines += [f"  kept: {p}" for p in self.saved]
         return "\n".join(lines)
+
+    def stage_table(self) -> str:
+        """Where the time went, per stage (seconds and share of the run)."""
+        total = self.seconds or sum(v for k, v in self.times.items() if ":" not in k) or 1.0
+        rows = [f"  {k:<20} {v:9.2f} s  {100.0 * v / total:5.1f}%"
+                for k, v in sorted(self.times.items(), key=lambda kv: -kv[1])]
+        return "\n".join([f"  stages ({self.seconds:.1f} s in all):", *rows])
+
+    def _add_time(self, stage: str, seconds: float) -> None:
+        self.times[stage] = self.times.get(stage, 0.0) + seconds
 
 
 def _pct(a: int, b: int) -> str:
@@ -139,6 +153,7 @@ def fuzz(
         gens = []
         for s in range(next_seed, next_seed + n):
             shape = _shape(shapes, s, report.by_shape, pass_name)
+            t0 = time.perf_counter()
             try:
                 gens.append(kernelgen.generate(s, shape))
             except (RuntimeError, subprocess.SubprocessError) as err:
@@ -146,6 +161,7 @@ def fuzz(
                 # generator, counted and kept, never a finding of the pass.
                 report.generator_errors += 1
                 _keep_generator_error(report, out_dir, f"{pass_name}-{shape}-{s}", str(err))
+            report._add_time("generate", time.perf_counter() - t0)
         # target="host": the pass sees this machine's facts (TTI), as code the
         # JIT runs here would.
         jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases, seed=k.seed,
@@ -154,12 +170,19 @@ def fuzz(
                          libraries=k.libraries)
                 for k in gens]
         n_stress = stress if stress is not None else max(1, n // 4)
+        t0 = time.perf_counter()
         stress_irs = [(s, _stress_module(stress_tool, s))
                       for s in range(next_seed, next_seed + n_stress)]
         stress_irs = [(s, ir) for s, ir in stress_irs if ir]
+        report._add_time("stress", time.perf_counter() - t0)
         jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
                           target="host") for s, ir in stress_irs]
+        t0 = time.perf_counter()
         results = run_jobs(jobs, raise_errors=False)
+        report._add_time("check", time.perf_counter() - t0)
+        for i, r in enumerate(results):
+            for k, v in r.times.items():
+                report._add_time(f"{'worker' if i < len(gens) else 'worker-stress'}:{k}", v)
         for k, r in zip(gens, results[: len(gens)], strict=True):
             _count_kernel(report, k, r)
             if r.findings:
