@@ -178,8 +178,11 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
         report = fuzz(name, seconds=args.seconds, kernels=args.kernels, seed=args.seed,
                       cases=args.cases, out_dir=args.out, reduce_findings=not args.no_reduce,
                       reduce_seconds=args.reduce_seconds or None, params=args.params or "",
-                      shapes=args.shape, progress=args.progress)
+                      shapes=args.shape, progress=args.progress, jobs=args.jobs,
+                      group=args.group)
         print(report.table(), flush=True)
+        if args.profile:
+            print(report.stage_table(), flush=True)
         if args.json:
             _append_json(args.json, report)
         if not report.ok:
@@ -194,7 +197,10 @@ def _append_json(path: str, report: object) -> None:
             "stress_modules": report.stress_modules,
             "stress_transformed": report.stress_transformed,
             "findings": dict(report.findings), "generator_errors": report.generator_errors,
-            "by_shape": {k: dict(v) for k, v in report.by_shape.items()}}
+            "next_seed": report.next_seed,
+            "by_shape": {k: {c: round(n, 3) if isinstance(n, float) else n
+                             for c, n in v.items()} for k, v in report.by_shape.items()},
+            "times": {k: round(v, 3) for k, v in report.times.items()}}
     with open(path, "a") as f:
         f.write(json.dumps(data) + "\n")
 
@@ -320,6 +326,14 @@ def _parser() -> argparse.ArgumentParser:
                         "0: no bound)")
     p.add_argument("--json", help="append the counts as a JSON line to this file")
     p.add_argument("--progress", action="store_true", help="a line per batch")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="checking worker processes, one per core to use (default 1)")
+    p.add_argument("--group", type=int, default=None,
+                   help="loop kernels whose cases share a forked child (default 8; 1: a "
+                        "child per kernel and version)")
+    p.add_argument("--profile", action="store_true",
+                   help="print the seconds spent per stage (generation, llvm-stress, the "
+                        "worker's pipeline, JIT, inputs, forked runs...)")
     p.set_defaults(func=_cmd_fuzz)
 
     p = sub.add_parser("profile", help="time a function of an IR file on generated inputs, "
