@@ -44,11 +44,11 @@ def _top(stats: pstats.Stats, limit: int) -> str:
 
 #: Stages in the order of the table, with the parent's ``check`` wall time
 #: split into the workers' stages and the rest (worker start-up, IPC, waiting).
-_ORDER = ("generate", "stress", "worker:parse", "worker:pipeline", "worker:print",
-          "worker:describe", "worker:jit", "worker:inputs", "worker:execute", "worker:compare",
-          "worker:confirm", "worker:emit", "worker-stress:parse", "worker-stress:pipeline",
-          "worker-stress:print", "worker-stress:describe", "worker-stress:jit",
-          "worker-stress:emit", "ipc")
+_ORDER = ("generate", "stress", "worker:worker-start", "worker:parse", "worker:pipeline",
+          "worker:print", "worker:describe", "worker:jit", "worker:inputs", "worker:execute",
+          "worker:compare", "worker:confirm", "worker:emit", "worker-stress:parse",
+          "worker-stress:pipeline", "worker-stress:print", "worker-stress:describe",
+          "worker-stress:jit", "worker-stress:emit", "ipc")
 
 
 def table(paths: list[str]) -> str:
