@@ -318,7 +318,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", type=int, help="generated kernels per pass")
     p.add_argument("--seed", type=int, default=0, help="first kernel seed (default 0)")
     p.add_argument("--cases", type=int, default=16, help="inputs per kernel (default 16)")
-    p.add_argument("--shape", action="append", help="generate only this shape (repeatable)")
+    p.add_argument("--shape", action="append",
+                   help="generate only this shape, or variant (guarded:window; repeatable)")
     p.add_argument("--out", default="fuzz-findings", help="where failing cases are kept")
     p.add_argument("--no-reduce", action="store_true", help="keep failing cases unreduced")
     p.add_argument("--reduce-seconds", type=float, default=300.0,
@@ -358,7 +359,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--shape", help="gather, chain, csr, embedding, hash, guarded, aggphi, tasks, "
                                    "async-chain, async-dag, async-group, async-loop, "
-                                   "launch-cuda, launch-hip, launch-ze")
+                                   "launch-cuda, launch-hip, launch-ze; or a variant: "
+                                   "guarded:bounds, guarded:window, ...")
     p.set_defaults(func=_cmd_gen)
 
     p = sub.add_parser("demo", help="run the bundled kernels with and without the accel passes")

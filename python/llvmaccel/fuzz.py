@@ -162,7 +162,8 @@ def fuzz(
     report = FuzzReport(pass_name, pipeline, seed, next_seed=seed)
     start = time.monotonic()
     stress_tool = find_llvm_tool("llvm-stress")
-    names = sorted(shapes) if shapes else kernelgen.available_shapes()
+    # Shapes with variants are weighted variant by variant.
+    names = kernelgen.units(shapes)
     next_seed = seed
     with CheckWorkers(jobs, group=group) as workers:
         while True:
@@ -191,7 +192,8 @@ def fuzz(
                     # mlir-opt or clang rejected a generated program: a bug of
                     # the generator, counted and kept, never a finding of the pass.
                     report.generator_errors += 1
-                    _keep_generator_error(report, out_dir, f"{pass_name}-{shape}-{s}", str(err))
+                    _keep_generator_error(report, out_dir,
+                                          f"{pass_name}-{shape.replace(':', '-')}-{s}", str(err))
                 report._add_time("generate", time.perf_counter() - t0)
             # target="host": the pass sees this machine's facts (TTI), as code
             # the JIT runs here would.
@@ -220,7 +222,8 @@ def fuzz(
                                if key not in ("worker-start", "children"))
                 _count_kernel(report, k, r, cost)
                 if r.findings:
-                    _keep(report, out_dir, f"{pass_name}-{k.shape}-{k.seed}", k.ir, k.function,
+                    stem = f"{pass_name}-{k.shape.replace(':', '-')}-{k.seed}"
+                    _keep(report, out_dir, stem, k.ir, k.function,
                           pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
                           reduce_findings, k.libraries, reduce_seconds)
             for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):

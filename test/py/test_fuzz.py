@@ -422,3 +422,23 @@ def test_guarded_calls_survive_faults_and_give_the_same_results(monkeypatch):
     children_on = sum(r.times["children"] for r in on[:-2])
     children_off = sum(r.times["children"] for r in off[:-2])
     assert children_on == 4 * len(gathers) < children_off  # 2 batches of 16, 2 versions
+
+
+def test_variants_are_the_seeds_kernel_with_one_choice_made():
+    """guarded:window is the seed's guarded kernel with the window guard; the
+    plain shape is unchanged; fuzz weights the variants apart."""
+    plain = kernelgen.generate(11, "guarded")
+    for variant in kernelgen.VARIANTS["guarded"]:
+        k = kernelgen.generate(11, f"guarded:{variant}")
+        assert k.shape == f"guarded:{variant}" and f"guard={variant}" in k.features
+        llvmaccel.parse_ir(k.ir).verify()
+        assert k.args.keys() == plain.args.keys()
+    kind = next(f for f in plain.features if f.startswith("guard="))[len("guard="):]
+    assert kernelgen.generate(11, f"guarded:{kind}").ir == plain.ir
+    with pytest.raises(ValueError, match="no variant"):
+        kernelgen.generate(1, "guarded:sideways")
+    with pytest.raises(ValueError, match="no variant"):
+        kernelgen.generate(1, "csr:window")
+    units = kernelgen.units(["csr", "guarded", "guarded:both"])
+    assert units == ["csr", "guarded:both", "guarded:bounds", "guarded:mask-store",
+                     "guarded:window"]
