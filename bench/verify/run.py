@@ -38,19 +38,10 @@ from llvmaccel.crosstarget import available_targets, check_targets  # noqa: E402
 from llvmaccel.fuzz import fuzz  # noqa: E402
 from llvmaccel.reduce import reduce  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from campaign import cpu  # noqa: E402
+
 PLANTED = f"sh {ROOT / 'test' / 'py' / 'planted_miscompile.sh'}"
-
-
-def cpu() -> dict[str, str]:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    keys = {"Model name": "model", "Vendor ID": "vendor", "CPU family": "family",
-            "Model": "model_number", "CPU(s)": "cpus"}
-    info = {}
-    for line in out.splitlines():
-        k, _, v = line.partition(":")
-        if k.strip() in keys:
-            info[keys[k.strip()]] = v.strip()
-    return info
 
 
 def planted(work: Path) -> list[dict]:

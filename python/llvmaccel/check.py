@@ -24,7 +24,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -34,7 +33,8 @@ from .errors import LLVMAccelError, PipelineError
 from .inputs import ArgSpec
 from .ir import Module
 
-__all__ = ["CheckResult", "Finding", "check", "make_job", "run_jobs", "FINDING_KINDS"]
+__all__ = ["CheckResult", "CheckWorkers", "Finding", "check", "make_job", "run_jobs",
+           "FINDING_KINDS"]
 
 #: Kinds of finding, from the least to the most severe stage.
 FINDING_KINDS = ("mismatch", "fault", "crash", "timeout", "verify", "codegen", "signature",
@@ -89,6 +89,11 @@ class CheckResult:
         after_ir: The after module's text.
         layout: How the inputs were made, one phrase per parameter.
         seconds: Wall time.
+        times: Seconds the checking worker spent per stage (``parse``,
+            ``pipeline``, ``print``, ``describe``, ``jit``, ``inputs``,
+            ``execute``, ``compare``, ``confirm``, ``emit``; ``worker-start``
+            on the first job of each worker process: from its start to its
+            first event; ``children``: how many children were forked, a count).
     """
 
     function: str
@@ -102,6 +107,7 @@ class CheckResult:
     after_ir: str = ""
     layout: str = ""
     seconds: float = 0.0
+    times: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -281,6 +287,11 @@ def _budget(job: dict) -> float:
     return budget
 
 
+#: Loop kernels whose cases share a forked child, by default (see
+#: :class:`CheckWorkers`); ``$LLVMACCEL_CHECK_GROUP`` overrides it.
+DEFAULT_GROUP = 8
+
+
 def run_jobs(jobs: list[dict], *, python: str | None = None,
              raise_errors: bool = True) -> list[CheckResult]:
     """Runs jobs from :func:`make_job` in one worker process (restarted after a
@@ -289,113 +300,278 @@ def run_jobs(jobs: list[dict], *, python: str | None = None,
     With ``raise_errors`` false, a job whose pipeline is malformed or whose
     original cannot be compiled gets an ``error`` finding instead of raising.
     """
-    results = [CheckResult(job["function"]) for job in jobs]
-    todo: list[int] = []
-    for i, job in enumerate(jobs):
-        start_ir = job["before"]
-        if job.get("transform_error"):
-            results[i].findings.append(Finding("crash", "transform", job["transform_error"]))
+    with CheckWorkers(python=python) as workers:
+        return workers.run(jobs, raise_errors=raise_errors)
+
+
+class _Proc:
+    """One checking worker process, its event stream and the tail of its stderr."""
+
+    def __init__(self, python: str) -> None:
+        import collections
+        self.launched = time.monotonic()
+        self.proc = subprocess.Popen([python, "-m", "llvmaccel._checkworker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.stderr: collections.deque[str] = collections.deque(maxlen=50)
+        self.start_seconds: float | None = None  # reported with the first job it ends
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def send(self, message: dict) -> bool:
+        """Writes one message; False when the process is gone."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(message) + "\n")
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def close(self) -> None:
+        """Ends the process (it leaves when its stdin closes) and its pipes."""
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout=5)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+
+
+class CheckWorkers:
+    """Checking worker processes kept for many jobs (:func:`run_jobs` makes one
+    for a call; a fuzz run keeps one for the whole run).
+
+    Each worker serves jobs until closed, so Python, numpy and the LLVM library
+    start once. ``group`` loop kernels (no writable globals, no runtime library
+    of their own) share a forked child for their cases, before and after; a
+    finding made there is checked again with that case alone. A worker that
+    dies (a pass crashed it, or it ran past the jobs' time budget) gives the
+    job it was in a ``crash`` or ``timeout`` finding and is restarted for the
+    jobs after it; one that dies while running a group's children runs those
+    jobs again one at a time. With ``processes`` > 1, that many workers take
+    jobs from one queue, ``group`` at a time.
+
+    Args:
+        processes: Worker processes (each runs one job at a time).
+        python: Interpreter for the workers (default: this one).
+        group: Loop kernels per shared child (1: each job's cases per version
+            in children of their own; default :data:`DEFAULT_GROUP` or
+            ``$LLVMACCEL_CHECK_GROUP``).
+    """
+
+    def __init__(self, processes: int = 1, *, python: str | None = None,
+                 group: int | None = None) -> None:
+        if processes < 1:
+            raise ValueError(f"processes must be at least 1, got {processes}")
+        env_group = os.environ.get("LLVMACCEL_CHECK_GROUP")
+        if group is None:
+            group = int(env_group) if env_group else DEFAULT_GROUP
+        if group < 1:
+            raise ValueError(f"group must be at least 1, got {group}")
+        self.group = group
+        self.processes = processes
+        self.python = python or sys.executable
+        self._procs: list[_Proc | None] = [None] * processes
+        self.restarts = 0
+
+    def __enter__(self) -> CheckWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Ends the worker processes."""
+        for i, proc in enumerate(self._procs):
+            if proc is not None:
+                proc.close()
+                self._procs[i] = None
+
+    def _proc(self, slot: int) -> _Proc:
+        proc = self._procs[slot]
+        if proc is None or proc.proc.poll() is not None:
+            if proc is not None:
+                proc.close()
+                self.restarts += 1
+            proc = self._procs[slot] = _Proc(self.python)
+        return proc
+
+    def run(self, jobs: list[dict], *, raise_errors: bool = True) -> list[CheckResult]:
+        """Runs jobs from :func:`make_job`; a result per job, in order.
+
+        With ``raise_errors`` false, a job whose pipeline is malformed or whose
+        original cannot be compiled gets an ``error`` finding instead of raising
+        (PipelineError, ValueError or LLVMAccelError).
+        """
+        results = [CheckResult(job["function"]) for job in jobs]
+        todo: list[int] = []
+        for i, job in enumerate(jobs):
+            start_ir = job["before"]
+            if job.get("transform_error"):
+                results[i].findings.append(Finding("crash", "transform", job["transform_error"]))
+            else:
+                todo.append(i)
+                if job.get("after") is not None:
+                    results[i].after_ir = job["after"]
+                    results[i].changed = _normalized(job["after"]) != _normalized(start_ir)
+        units = [todo[k:k + self.group] for k in range(0, len(todo), self.group)]
+        errors: list[BaseException] = []
+        lock = threading.Lock()
+
+        def serve(slot: int) -> None:
+            while not errors:
+                with lock:
+                    if not units:
+                        return
+                    unit = units.pop(0)
+                try:
+                    self._run_unit(slot, unit, jobs, results, raise_errors)
+                except BaseException as err:  # noqa: BLE001 - raised by run() below
+                    errors.append(err)
+                    return
+
+        threads = min(self.processes, len(units))
+        if threads <= 1:
+            serve(0)
         else:
-            todo.append(i)
-            if job.get("after") is not None:
-                results[i].after_ir = job["after"]
-                results[i].changed = _normalized(job["after"]) != _normalized(start_ir)
-    runnable = [jobs[i] for i in todo]
-    first = 0
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"jobs": runnable}, f)
-        path = f.name
-    try:
-        while first < len(runnable):
-            first = _run_worker(path, runnable, first, [results[i] for i in todo],
-                                python or sys.executable, raise_errors)
-    finally:
-        os.unlink(path)
-    return results
+            pool = [threading.Thread(target=serve, args=(k,), daemon=True)
+                    for k in range(threads)]
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
+        if errors:
+            raise errors[0]
+        return results
+
+    def _run_unit(self, slot: int, unit: list[int], jobs: list[dict],
+                  results: list[CheckResult], raise_errors: bool) -> None:
+        """Runs the jobs ``unit`` in the worker of ``slot`` until each has ended."""
+        remaining, group = list(unit), self.group
+        while remaining:
+            proc = self._proc(slot)
+            proc.stderr.clear()
+            ended, group = self._serve_message(proc, remaining, group, jobs, results,
+                                               raise_errors)
+            remaining = [i for i in remaining if i not in ended]
+
+    def _serve_message(self, proc: _Proc, numbers: list[int], group: int, jobs: list[dict],
+                       results: list[CheckResult],
+                       raise_errors: bool) -> tuple[set[int], int]:
+        """Sends the jobs ``numbers`` to ``proc`` and reads their events; returns
+        the jobs that are over (ended, or given a crash or timeout finding) and
+        the group size for the jobs left, which are sent again if it died."""
+        budget = sum(_budget(jobs[i]) for i in numbers) + 60.0
+        timer = threading.Timer(budget, proc.proc.kill)
+        ended: set[int] = set()
+        starts: dict[int, float] = {}
+        current, stage = None, "start"
+        in_group: set[int] = set()  # the jobs of a shared child not ended yet
+        timer.start()
+        try:
+            sent = proc.send({"numbers": numbers, "jobs": [jobs[i] for i in numbers],
+                              "group": group})
+            assert proc.proc.stdout is not None
+            while sent and len(ended) < len(numbers):
+                line = proc.proc.stdout.readline()
+                if not line:
+                    break
+                if not line.startswith("{"):
+                    continue
+                event = json.loads(line)
+                kind = event["event"]
+                if kind == "ready":
+                    proc.start_seconds = time.monotonic() - proc.launched
+                    continue
+                current = event["job"]
+                starts.setdefault(current, time.monotonic())
+                result = results[current]
+                if kind == "stage":
+                    stage = event["stage"]
+                    in_group = set(event.get("group") or ())
+                elif kind == "pipeline":
+                    result.after_ir = event["after"]
+                    result.changed = (_normalized(event["after"])
+                                      != _normalized(jobs[current]["before"]))
+                    result.fired = event["fired"]
+                    result.statistics = event["statistics"]
+                elif kind == "layout":
+                    result.layout = event["text"]
+                elif kind == "finding":
+                    result.findings.append(Finding(event["kind"], event["stage"],
+                                                   event["detail"], event.get("case"),
+                                                   event.get("seed"), event.get("inputs", "")))
+                elif kind == "done":
+                    result.agreed = event["counts"]["ok"]
+                    result.undefined = event["counts"]["both-undefined"]
+                elif kind == "error":
+                    if raise_errors:
+                        proc.proc.kill()
+                        raise _error_of(event["detail"])
+                    result.findings.append(Finding("error", stage, event["detail"]))
+                elif kind == "end":
+                    result.cases = result.agreed + result.undefined + sum(
+                        1 for f in result.findings if f.stage == "execute")
+                    result.seconds = time.monotonic() - starts[current]
+                    for k, v in (event.get("times") or {}).items():
+                        result.times[k] = result.times.get(k, 0.0) + v
+                    if proc.start_seconds is not None:
+                        result.times["worker-start"] = proc.start_seconds
+                        proc.start_seconds = None
+                    ended.add(current)
+                    in_group.discard(current)
+                    if not in_group:
+                        stage = "start"
+        finally:
+            timer.cancel()
+        if len(ended) == len(numbers):
+            return ended, group
+        # The worker died (or could not take the message).
+        if proc.proc.poll() is None:
+            proc.proc.kill()
+        code = proc.proc.wait()
+        if in_group and stage == "execute":
+            # It died running a group's children (not a pass, not a case):
+            # the jobs left run again one at a time, where it shows whose it is.
+            return ended, 1
+        crashed = current if current is not None and current not in ended else next(
+            i for i in numbers if i not in ended)
+        result = results[crashed]
+        if code == -9 and timer.finished.is_set():
+            result.findings.append(Finding(
+                "timeout", stage, f"the checking process did not finish within {budget:.0f} s"))
+        else:
+            sig = f"signal {-code}" if code < 0 else f"exit status {code}"
+            tail = "".join(list(proc.stderr)[-25:]).strip()
+            what = "the pipeline" if stage == "pipeline" else "the checking process"
+            result.findings.append(Finding("crash", stage, f"{what} died ({sig}):\n{tail}"))
+        result.seconds = time.monotonic() - starts.get(crashed, time.monotonic())
+        ended.add(crashed)
+        return ended, group
 
 
-def _run_worker(path: str, jobs: list[dict], first: int, results: list[CheckResult],
-                python: str, raise_errors: bool) -> int:
-    """Runs jobs ``first``... in one worker; returns the job to restart from."""
-    budget = sum(_budget(j) for j in jobs[first:])
-    starts = {i: time.monotonic() for i in range(first, first + 1)}
-    proc = subprocess.Popen([python, "-m", "llvmaccel._checkworker", path, str(first)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stage, current, ended = "start", first, first - 1
-    stderr_lines: list[str] = []
-
-    def drain() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            stderr_lines.append(line)
-            del stderr_lines[:-50]
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    timer = threading.Timer(budget, proc.kill)
-    timer.start()
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if not line.startswith("{"):
-                continue
-            event = json.loads(line)
-            current = event["job"]
-            starts.setdefault(current, time.monotonic())
-            result = results[current]
-            kind = event["event"]
-            if kind == "stage":
-                stage = event["stage"]
-            elif kind == "pipeline":
-                result.after_ir = event["after"]
-                result.changed = _normalized(event["after"]) != _normalized(jobs[current]["before"])
-                result.fired = event["fired"]
-                result.statistics = event["statistics"]
-            elif kind == "layout":
-                result.layout = event["text"]
-            elif kind == "finding":
-                result.findings.append(Finding(event["kind"], event["stage"], event["detail"],
-                                               event.get("case"), event.get("seed"),
-                                               event.get("inputs", "")))
-            elif kind == "done":
-                result.agreed = event["counts"]["ok"]
-                result.undefined = event["counts"]["both-undefined"]
-            elif kind == "error":
-                if raise_errors:
-                    proc.kill()
-                    detail = event["detail"]
-                    if detail.startswith("PipelineError"):
-                        raise PipelineError(detail.split(": ", 1)[1])
-                    if detail.startswith("ValueError"):
-                        raise ValueError(detail.split(": ", 1)[1])
-                    raise LLVMAccelError(detail)
-                result.findings.append(Finding("error", stage, event["detail"]))
-            elif kind == "end":
-                result.cases = result.agreed + result.undefined + sum(
-                    1 for f in result.findings if f.stage == "execute")
-                result.seconds = time.monotonic() - starts[current]
-                ended, stage = current, "start"
-        code = proc.wait()
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(timeout=5)
-    if ended == len(jobs) - 1 and code == 0:
-        return len(jobs)
-    crashed = ended + 1
-    result = results[crashed]
-    if code == -9 and timer.finished.is_set():
-        result.findings.append(Finding(
-            "timeout", stage, f"the checking process did not finish within {budget:.0f} s"))
-    else:
-        sig = f"signal {-code}" if code < 0 else f"exit status {code}"
-        tail = "".join(stderr_lines[-25:]).strip()
-        what = "the pipeline" if stage == "pipeline" else "the checking process"
-        result.findings.append(Finding("crash", stage, f"{what} died ({sig}):\n{tail}"))
-    result.seconds = time.monotonic() - starts.get(crashed, time.monotonic())
-    return crashed + 1
+def _error_of(detail: str) -> Exception:
+    """The exception an ``error`` event stands for."""
+    if detail.startswith("PipelineError"):
+        return PipelineError(detail.split(": ", 1)[1])
+    if detail.startswith("ValueError"):
+        return ValueError(detail.split(": ", 1)[1])
+    return LLVMAccelError(detail)
 
 
 def cli_args(texts: list[str] | None) -> dict[str, ArgSpec]:

@@ -178,8 +178,11 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
         report = fuzz(name, seconds=args.seconds, kernels=args.kernels, seed=args.seed,
                       cases=args.cases, out_dir=args.out, reduce_findings=not args.no_reduce,
                       reduce_seconds=args.reduce_seconds or None, params=args.params or "",
-                      shapes=args.shape, progress=args.progress)
+                      shapes=args.shape, progress=args.progress, jobs=args.jobs,
+                      group=args.group)
         print(report.table(), flush=True)
+        if args.profile:
+            print(report.stage_table(), flush=True)
         if args.json:
             _append_json(args.json, report)
         if not report.ok:
@@ -194,7 +197,10 @@ def _append_json(path: str, report: object) -> None:
             "stress_modules": report.stress_modules,
             "stress_transformed": report.stress_transformed,
             "findings": dict(report.findings), "generator_errors": report.generator_errors,
-            "by_shape": {k: dict(v) for k, v in report.by_shape.items()}}
+            "next_seed": report.next_seed,
+            "by_shape": {k: {c: round(n, 3) if isinstance(n, float) else n
+                             for c, n in v.items()} for k, v in report.by_shape.items()},
+            "times": {k: round(v, 3) for k, v in report.times.items()}}
     with open(path, "a") as f:
         f.write(json.dumps(data) + "\n")
 
@@ -312,7 +318,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", type=int, help="generated kernels per pass")
     p.add_argument("--seed", type=int, default=0, help="first kernel seed (default 0)")
     p.add_argument("--cases", type=int, default=16, help="inputs per kernel (default 16)")
-    p.add_argument("--shape", action="append", help="generate only this shape (repeatable)")
+    p.add_argument("--shape", action="append",
+                   help="generate only this shape, or variant (guarded:window; repeatable)")
     p.add_argument("--out", default="fuzz-findings", help="where failing cases are kept")
     p.add_argument("--no-reduce", action="store_true", help="keep failing cases unreduced")
     p.add_argument("--reduce-seconds", type=float, default=300.0,
@@ -320,6 +327,14 @@ def _parser() -> argparse.ArgumentParser:
                         "0: no bound)")
     p.add_argument("--json", help="append the counts as a JSON line to this file")
     p.add_argument("--progress", action="store_true", help="a line per batch")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="checking worker processes, one per core to use (default 1)")
+    p.add_argument("--group", type=int, default=None,
+                   help="loop kernels whose cases share a forked child (default 8; 1: a "
+                        "child per kernel and version)")
+    p.add_argument("--profile", action="store_true",
+                   help="print the seconds spent per stage (generation, llvm-stress, the "
+                        "worker's pipeline, JIT, inputs, forked runs...)")
     p.set_defaults(func=_cmd_fuzz)
 
     p = sub.add_parser("profile", help="time a function of an IR file on generated inputs, "
@@ -344,7 +359,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--shape", help="gather, chain, csr, embedding, hash, guarded, aggphi, tasks, "
                                    "async-chain, async-dag, async-group, async-loop, "
-                                   "launch-cuda, launch-hip, launch-ze")
+                                   "launch-cuda, launch-hip, launch-ze; or a variant: "
+                                   "guarded:bounds, guarded:window, ...")
     p.set_defaults(func=_cmd_gen)
 
     p = sub.add_parser("demo", help="run the bundled kernels with and without the accel passes")

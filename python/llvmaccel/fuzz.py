@@ -12,16 +12,17 @@ with the finding and the command that reproduces it.
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from . import kernelgen
-from .check import CheckResult, Finding, make_job, reproduce_command, run_jobs
+from .check import CheckResult, CheckWorkers, Finding, make_job, reproduce_command
 from .pipeline import passes
 
-__all__ = ["FuzzReport", "fuzz"]
+__all__ = ["FuzzReport", "fuzz", "shape_weights"]
 
 
 @dataclass
@@ -31,6 +32,8 @@ class FuzzReport:
     pass_name: str
     pipeline: str
     seed: int
+    #: The seed after the last kernel generated (a next run starts here).
+    next_seed: int = 0
     seconds: float = 0.0
     kernels: int = 0
     kernels_transformed: int = 0
@@ -41,6 +44,12 @@ class FuzzReport:
     by_shape: dict[str, Counter] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
     generator_errors: int = 0
+    #: Seconds per stage: ``generate`` (kernelgen), ``stress`` (llvm-stress),
+    #: ``check`` (the checking workers, wall time), and the workers' own
+    #: stages as ``worker:<stage>`` for kernels and ``worker-stress:<stage>``
+    #: for llvm-stress modules (see :attr:`llvmaccel.check.CheckResult.times`;
+    #: ``...:children`` is the number of children forked).
+    times: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +77,20 @@ class FuzzReport:
         lines += [f"  kept: {p}" for p in self.saved]
         return "\n".join(lines)
 
+    def stage_table(self) -> str:
+        """Where the time went, per stage (seconds and share of the run)."""
+        total = self.seconds or sum(v for k, v in self.times.items() if ":" not in k) or 1.0
+        rows = [f"  {k:<24} {v:9.2f} s  {100.0 * v / total:5.1f}%"
+                for k, v in sorted(self.times.items(), key=lambda kv: -kv[1])
+                if not k.endswith(":children")]
+        counts = [f"  {k:<24} {v:9.0f}" for k, v in sorted(self.times.items())
+                  if k.endswith(":children")]
+        return "\n".join([f"  stages ({self.seconds:.1f} s in all):", *rows,
+                          "  forked children:", *counts])
+
+    def _add_time(self, stage: str, seconds: float) -> None:
+        self.times[stage] = self.times.get(stage, 0.0) + seconds
+
 
 def _pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:.0f}%" if b else "-"
@@ -94,6 +117,9 @@ def fuzz(
     params: str = "",
     shapes: list[str] | None = None,
     progress: bool = False,
+    jobs: int = 1,
+    group: int | None = None,
+    prior: dict[str, Counter] | None = None,
 ) -> FuzzReport:
     """Runs generated kernels and llvm-stress modules through ``pass_name``.
 
@@ -104,16 +130,22 @@ def fuzz(
         stress: llvm-stress modules per batch of kernels (default: a quarter).
         seed: First kernel seed; kernel i has seed ``seed + i``.
         cases: Inputs per kernel.
-        batch: Kernels per worker process.
+        batch: Kernels generated at a time (per worker process).
         out_dir: Where failing cases are kept.
         reduce_findings: Reduce each failing case with llvm-reduce.
         reduce_seconds: Keep a case unreduced when llvm-reduce takes longer
             (None: no bound); a bounded run stays bounded.
         params: Pass parameters, e.g. ``"distance=4"`` (the pipeline becomes
             ``pass<params>``).
-        shapes: Generate only these shapes (default: all, weighted towards the
-            shapes the pass has transformed so far in the run).
+        shapes: Generate only these shapes (default: all); the first batch of
+            a run without counts (its own or ``prior``'s) is one kernel of
+            each, the others are drawn by :func:`shape_weights`.
         progress: Print a line per batch.
+        jobs: Checking worker processes (one per core to use).
+        group: Loop kernels whose cases share a forked child (see
+            :class:`llvmaccel.check.CheckWorkers`).
+        prior: Counts per shape from earlier runs of this pass (``checked``,
+            ``transformed``, ``seconds``), where :func:`shape_weights` starts.
 
     Raises:
         ValueError: the pass is not in the plugin's catalog, or no bound is given.
@@ -123,87 +155,148 @@ def fuzz(
         raise ValueError(f"unknown llvmaccel pass {pass_name!r} (known: {', '.join(known)})")
     if seconds is None and kernels is None:
         raise ValueError("give seconds or kernels")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     from .reduce import find_llvm_tool
     pipeline = f"{pass_name}<{params}>" if params else pass_name
-    report = FuzzReport(pass_name, pipeline, seed)
+    report = FuzzReport(pass_name, pipeline, seed, next_seed=seed)
     start = time.monotonic()
     stress_tool = find_llvm_tool("llvm-stress")
+    # Shapes with variants are weighted variant by variant.
+    names = kernelgen.units(shapes)
     next_seed = seed
-    while True:
-        elapsed = time.monotonic() - start
-        if seconds is not None and elapsed >= seconds:
-            break
-        if kernels is not None and report.kernels >= kernels:
-            break
-        n = batch if kernels is None else min(batch, kernels - report.kernels)
-        gens = []
-        for s in range(next_seed, next_seed + n):
-            shape = _shape(shapes, s, report.by_shape, pass_name)
-            try:
-                gens.append(kernelgen.generate(s, shape))
-            except (RuntimeError, subprocess.SubprocessError) as err:
-                # mlir-opt or clang rejected a generated program: a bug of the
-                # generator, counted and kept, never a finding of the pass.
-                report.generator_errors += 1
-                _keep_generator_error(report, out_dir, f"{pass_name}-{shape}-{s}", str(err))
-        # target="host": the pass sees this machine's facts (TTI), as code the
-        # JIT runs here would.
-        jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases, seed=k.seed,
-                         timeout=1.0, seconds=(seconds - elapsed) if seconds else None,
-                         target="host", compile_pipeline=k.compile_pipeline,
-                         libraries=k.libraries)
-                for k in gens]
-        n_stress = stress if stress is not None else max(1, n // 4)
-        stress_irs = [(s, _stress_module(stress_tool, s))
-                      for s in range(next_seed, next_seed + n_stress)]
-        stress_irs = [(s, ir) for s, ir in stress_irs if ir]
-        jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
-                          target="host") for s, ir in stress_irs]
-        results = run_jobs(jobs, raise_errors=False)
-        for k, r in zip(gens, results[: len(gens)], strict=True):
-            _count_kernel(report, k, r)
-            if r.findings:
-                _keep(report, out_dir, f"{pass_name}-{k.shape}-{k.seed}", k.ir, k.function,
-                      pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
-                      reduce_findings, k.libraries, reduce_seconds)
-        for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
-            # An llvm-stress module the JIT cannot compile even before the
-            # pass ("error") says nothing about the pass: not counted.
-            found = [f for f in r.findings if f.kind != "error"]
-            report.stress_modules += len(found) == len(r.findings)
-            report.stress_transformed += bool(r.fired.get(pass_name))
-            for f in found:
-                report.findings[f.kind] += 1
-            if found:
-                _keep(report, out_dir, f"{pass_name}-stress-{s}", ir, _stress_function(ir),
-                      pipeline, found[0], {}, False)
-        next_seed += n
-        if progress:
-            print(f"  ... {report.kernels} kernels, {report.stress_modules} llvm-stress modules, "
-                  f"{sum(report.findings.values())} findings, "
-                  f"{time.monotonic() - start:.0f} s", flush=True)
+    with CheckWorkers(jobs, group=group) as workers:
+        while True:
+            elapsed = time.monotonic() - start
+            if seconds is not None and elapsed >= seconds:
+                break
+            if kernels is not None and report.kernels >= kernels:
+                break
+            n = batch * jobs if kernels is None else min(batch * jobs, kernels - report.kernels)
+            # Knowing nothing yet (no kernel checked, no prior), the first
+            # batch is one kernel of each shape in turn: what each costs and
+            # whether the pass acts on it, for the weights of the next.
+            first = not report.by_shape and not any(
+                (prior or {}).get(name, Counter())["checked"] for name in names)
+            if first:
+                n = min(n, len(names))
+            gens, gen_seconds = [], []
+            weights = shape_weights(names, report.by_shape, prior)
+            for s in range(next_seed, next_seed + n):
+                shape = names[(s - next_seed) % len(names)] if first else _shape(names, s, weights)
+                t0 = time.perf_counter()
+                try:
+                    gens.append(kernelgen.generate(s, shape))
+                    gen_seconds.append(time.perf_counter() - t0)
+                except (RuntimeError, subprocess.SubprocessError) as err:
+                    # mlir-opt or clang rejected a generated program: a bug of
+                    # the generator, counted and kept, never a finding of the pass.
+                    report.generator_errors += 1
+                    _keep_generator_error(report, out_dir,
+                                          f"{pass_name}-{shape.replace(':', '-')}-{s}", str(err))
+                report._add_time("generate", time.perf_counter() - t0)
+            # target="host": the pass sees this machine's facts (TTI), as code
+            # the JIT runs here would.
+            batch_jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases,
+                                   seed=k.seed, timeout=1.0,
+                                   seconds=(seconds - elapsed) if seconds else None,
+                                   target="host", compile_pipeline=k.compile_pipeline,
+                                   libraries=k.libraries)
+                          for k in gens]
+            n_stress = stress if stress is not None else max(1, n // 4)
+            t0 = time.perf_counter()
+            stress_irs = [(s, _stress_module(stress_tool, s))
+                          for s in range(next_seed, next_seed + n_stress)]
+            stress_irs = [(s, ir) for s, ir in stress_irs if ir]
+            report._add_time("stress", time.perf_counter() - t0)
+            batch_jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
+                                    target="host") for s, ir in stress_irs]
+            t0 = time.perf_counter()
+            results = workers.run(batch_jobs, raise_errors=False)
+            report._add_time("check", time.perf_counter() - t0)
+            for i, r in enumerate(results):
+                for k, v in r.times.items():
+                    report._add_time(f"{'worker' if i < len(gens) else 'worker-stress'}:{k}", v)
+            for k, r, g in zip(gens, results[: len(gens)], gen_seconds, strict=True):
+                cost = g + sum(v for key, v in r.times.items()
+                               if key not in ("worker-start", "children"))
+                _count_kernel(report, k, r, cost)
+                if r.findings:
+                    stem = f"{pass_name}-{k.shape.replace(':', '-')}-{k.seed}"
+                    _keep(report, out_dir, stem, k.ir, k.function,
+                          pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
+                          reduce_findings, k.libraries, reduce_seconds)
+            for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
+                # An llvm-stress module the JIT cannot compile even before the
+                # pass ("error") says nothing about the pass: not counted.
+                found = [f for f in r.findings if f.kind != "error"]
+                report.stress_modules += len(found) == len(r.findings)
+                report.stress_transformed += bool(r.fired.get(pass_name))
+                for f in found:
+                    report.findings[f.kind] += 1
+                if found:
+                    _keep(report, out_dir, f"{pass_name}-stress-{s}", ir, _stress_function(ir),
+                          pipeline, found[0], {}, False)
+            next_seed += n
+            report.next_seed = next_seed
+            if progress:
+                print(f"  ... {report.kernels} kernels, {report.stress_modules} llvm-stress "
+                      f"modules, {sum(report.findings.values())} findings, "
+                      f"{time.monotonic() - start:.0f} s", flush=True)
     report.seconds = time.monotonic() - start
     return report
 
 
-#: The shapes written for a pass, drawn four times as often from the start:
-#: accel-async-fusion rewrites task graphs and launch loops; the other passes
-#: rewrite loop kernels (:data:`llvmaccel.kernelgen.LOOP_SHAPES`).
-HOME_SHAPES = {"accel-async-fusion": ("async-chain", "async-dag", "async-group", "async-loop",
-                                      "launch-cuda", "launch-hip", "launch-ze")}
+#: Share of the kernels drawn to explore: spread evenly over the shapes, less
+#: for a shape that costs more than the median (so that a few costly shapes do
+#: not take most of the time); the rest goes to the shapes by the transformed
+#: kernels a second they give.
+EXPLORE = 0.3
+#: At most this many kernels' worth of a prior's counts per shape (a pass may
+#: have changed since: the run's own counts soon outweigh it).
+PRIOR_KERNELS = 50
 
 
-def _shape(shapes: list[str] | None, seed: int, seen: dict[str, Counter],
-           pass_name: str = "") -> str:
-    """The shape of kernel ``seed``: drawn with weights (transformed + 1) /
-    (checked + 2) per shape so far (times 4 for the pass's :data:`HOME_SHAPES`),
-    so a run spends most of its time on the shapes the pass rewrites, and never
-    stops drawing the others."""
-    import random
-    names = shapes or kernelgen.available_shapes()
-    home = HOME_SHAPES.get(pass_name, kernelgen.LOOP_SHAPES)
-    weights = [(4 if n in home else 1) * (seen.get(n, Counter())["transformed"] + 1)
-               / (seen.get(n, Counter())["checked"] + 2) for n in names]
+def shape_weights(names: list[str], seen: dict[str, Counter],
+                  prior: dict[str, Counter] | None = None) -> list[float]:
+    """Weights of drawing each shape next, from what the pass did so far.
+
+    Per shape, ``p`` is the share of its kernels the pass transformed and
+    ``cost`` the seconds a kernel took (the run's counts plus ``prior``'s,
+    scaled to at most :data:`PRIOR_KERNELS` kernels; ``p`` is 0.5 and the cost
+    the median for a shape not seen yet). A shape's weight is ``EXPLORE / N``
+    (times ``median cost / cost`` when it costs more than the median) plus
+    the rest in proportion to ``p / cost``, the transformed kernels a second
+    it gives; evenly by time when the pass transformed nothing yet. So every
+    shape keeps being drawn, and a run soon spends most of its kernels on the
+    shapes the pass acts on, the cheap ones first.
+    """
+    stats = []
+    for name in names:
+        c = seen.get(name, Counter())
+        checked, transformed, secs = c["checked"], c["transformed"], c["seconds"]
+        if prior and name in prior and prior[name]["checked"]:
+            pc = prior[name]
+            scale = min(1.0, PRIOR_KERNELS / pc["checked"])
+            checked += pc["checked"] * scale
+            transformed += pc["transformed"] * scale
+            secs += pc["seconds"] * scale
+        stats.append((checked, transformed, secs))
+    costs = sorted(s / c for c, _, s in stats if c and s > 0)
+    median = costs[len(costs) // 2] if costs else 1.0
+    cost = [s / c if c and s > 0 else median for c, _, s in stats]
+    p = [t / c if c else 0.5 for c, t, _ in stats]
+    floor = [EXPLORE / len(names) * min(1.0, median / k) for k in cost]
+    gain = [pi / k for pi, k in zip(p, cost, strict=True)]
+    if not sum(gain):
+        gain = [1.0 / k for k in cost]
+    rest = 1.0 - sum(floor)
+    total = sum(gain)
+    return [f + rest * g / total for f, g in zip(floor, gain, strict=True)]
+
+
+def _shape(names: list[str], seed: int, weights: list[float]) -> str:
+    """The shape of kernel ``seed``, drawn with ``weights``."""
     return random.Random(f"shape:{seed}").choices(names, weights)[0]
 
 
@@ -212,7 +305,8 @@ def _stress_function(ir: str) -> str:
     return defined_functions(ir)[0]
 
 
-def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResult) -> None:
+def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResult,
+                  cost: float) -> None:
     report.kernels += 1
     fired = bool(r.fired.get(report.pass_name))
     report.kernels_transformed += fired
@@ -220,6 +314,7 @@ def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResu
     shape = report.by_shape.setdefault(k.shape, Counter())
     shape["checked"] += 1
     shape["transformed"] += fired
+    shape["seconds"] += cost
     for f in r.findings:
         report.findings[f.kind] += 1
 

@@ -273,19 +273,33 @@ def _wrap(value: int, bits: int) -> int:
 _NP_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
+_EDGES: dict[tuple[str, bool], np.ndarray] = {}
+_IINFO: dict[type, np.iinfo] = {}
+
+
+def _float_edge_array(elem: str, fast: bool) -> np.ndarray:
+    """:func:`_float_edges` as an array of ``elem`` (made once)."""
+    key = (elem, fast)
+    if key not in _EDGES:
+        dtype = np.float32 if elem == "float" else np.float64
+        with np.errstate(over="ignore"):
+            _EDGES[key] = np.array(_float_edges(fast), dtype=np.float64).astype(dtype)
+    return _EDGES[key]
+
+
 def _fill(rng: np.random.Generator, slot: Slot, layout: Layout,
           typical: bool = False) -> tuple[bytes, str]:
     size = type_size(slot.elem)
     count = slot.bytes // size
-    tail = rng.integers(0, 256, slot.bytes - count * size, dtype=np.uint8).tobytes()
+    extra = slot.bytes - count * size
+    # (An empty draw takes nothing from the generator: skipping it changes no value.)
+    tail = rng.integers(0, 256, extra, dtype=np.uint8).tobytes() if extra else b""
     if slot.elem in _FLOATS:
         dtype = np.float32 if slot.elem == "float" else np.float64
         vals = rng.uniform(-8.0, 8.0, count).astype(dtype)
         special = not typical and bool(rng.random() < 0.6)
         if special and count:
-            edges = np.array(_float_edges(layout.fast_math), dtype=np.float64)
-            with np.errstate(over="ignore"):
-                edges = edges.astype(dtype)
+            edges = _float_edge_array(slot.elem, layout.fast_math)
             where = rng.random(count) < 0.15
             vals[where] = rng.choice(edges, int(where.sum()))
         return vals.tobytes() + tail, "specials" if special else "finite"
@@ -293,7 +307,7 @@ def _fill(rng: np.random.Generator, slot: Slot, layout: Layout,
         return bytes(slot.bytes), "null pointers"
     bits = _bits(slot.elem)
     dtype = _NP_INT[max(1, bits // 8)]
-    info = np.iinfo(dtype)
+    info = _IINFO.get(dtype) or _IINFO.setdefault(dtype, np.iinfo(dtype))
     if slot.bound:
         vals = rng.integers(0, slot.bound, count, dtype=np.int64)
         if slot.spec.sorted:
@@ -338,8 +352,9 @@ def make_case(layout: Layout, seed: int, number: int, typical: bool = False) -> 
         i = slot.param.index
         if slot.param.is_pointer:
             key = zlib.crc32(f"{seed}:{number}:{i}".encode())
-            case.buffers[i], case.notes[i] = _fill(np.random.default_rng(key), slot, layout,
-                                                   typical)
+            # (what np.random.default_rng(key) makes, without its checks)
+            case.buffers[i], case.notes[i] = _fill(np.random.Generator(np.random.PCG64(key)),
+                                                   slot, layout, typical)
         else:
             case.scalars[i] = _scalar_value(rng, slot, layout, typical)
     return case
@@ -395,6 +410,14 @@ _PROT_NONE, _PROT_RW = 0, 3
 _MAP_SHARED, _MAP_ANON = 0x01, 0x20
 
 
+#: Mappings of closed GuardedBuffers by size, kept for the next ones (mmap,
+#: mprotect and munmap of every buffer of every case cost more than the runs).
+_POOL: dict[int, list[int]] = {}
+#: At most this many bytes of mappings are kept in the pool.
+_POOL_LIMIT = 256 << 20
+_POOLED = [0]
+
+
 class GuardedBuffers:
     """Shared memory for one run: every buffer ends right before a PROT_NONE page.
 
@@ -402,6 +425,8 @@ class GuardedBuffers:
     page; the buffer starts at the trailing guard minus its size (rounded up
     to its alignment). The mapping is shared, so a forked child's writes are
     visible to the parent. A last small page holds the return value.
+    Mappings are reused once closed (the guard pages stay as they are; the
+    data pages are zero around the buffer, as a new mapping's are).
     """
 
     def __init__(self, layout: Layout, case: Case) -> None:
@@ -414,28 +439,45 @@ class GuardedBuffers:
             span = -(-slot.bytes // slot.align) * slot.align
             data_pages = max(1, -(-span // _PAGE))
             total = (data_pages + 2) * _PAGE
-            base = self._map(total)
-            _libc.mprotect(base, _PAGE, _PROT_NONE)
-            _libc.mprotect(base + (data_pages + 1) * _PAGE, _PAGE, _PROT_NONE)
+            base, fresh = self._map(total)
+            if fresh:
+                _libc.mprotect(base, _PAGE, _PROT_NONE)
+                _libc.mprotect(base + (data_pages + 1) * _PAGE, _PAGE, _PROT_NONE)
             start = base + (data_pages + 1) * _PAGE - span
+            if not fresh:  # zero what is not the buffer, as in a new mapping
+                ctypes.memset(base + _PAGE, 0, start - base - _PAGE)
+                ctypes.memset(start + slot.bytes, 0, span - slot.bytes)
             ctypes.memmove(start, case.buffers[slot.param.index], slot.bytes)
             self.addresses[slot.param.index] = start
             self.sizes[slot.param.index] = slot.bytes
-        self.result = self._map(_PAGE)
+        self.result, fresh = self._map(_PAGE)
+        if not fresh:
+            ctypes.memset(self.result, 0, _PAGE)
 
-    def _map(self, size: int) -> int:
+    def _map(self, size: int) -> tuple[int, bool]:
+        """A mapping of ``size`` bytes: (address, True when new)."""
+        free = _POOL.get(size)
+        if free:
+            addr = free.pop()
+            _POOLED[0] -= size
+            self._maps.append((addr, size))
+            return addr, False
         addr = _libc.mmap(None, size, _PROT_RW, _MAP_SHARED | _MAP_ANON, -1, 0)
         if addr in (None, ctypes.c_void_p(-1).value):
             raise OSError(ctypes.get_errno(), "mmap failed")
         self._maps.append((addr, size))
-        return addr
+        return addr, True
 
     def read(self, index: int) -> bytes:
         """The contents of the buffer of parameter ``index``."""
         return ctypes.string_at(self.addresses[index], self.sizes[index])
 
     def close(self) -> None:
-        """Unmaps everything."""
+        """Gives the mappings back (to the pool, or unmapped past its limit)."""
         for addr, size in self._maps:
-            _libc.munmap(addr, size)
+            if _POOLED[0] + size <= _POOL_LIMIT:
+                _POOL.setdefault(size, []).append(addr)
+                _POOLED[0] += size
+            else:
+                _libc.munmap(addr, size)
         self._maps.clear()

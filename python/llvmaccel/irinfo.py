@@ -169,37 +169,53 @@ def _param(index: int, text: str, implicit: list[int]) -> Param:
                  int(align.group(1)) if align else 0)
 
 
+_FAST_FLAG = re.compile(r"\b(?:" + "|".join(FAST_MATH_FLAGS) + r")\b")
+_FLOAT_OP = re.compile(r"\b(fadd|fsub|fmul|fdiv|frem|fneg|fcmp|call)\b")
 _ASSIGN = re.compile(r"^\s*(" + _NAME + r")\s*=\s*(.*)$")
 _ADDRSPACE = re.compile(r"ptr addrspace\((\d+)\)")
 
 
-def describe(ir: str, function: str) -> FunctionInfo:
+def describe(ir: str, function: str, *, body: bool = True) -> FunctionInfo:
     """Parameters of ``function`` in module text ``ir`` and how its body uses them.
+
+    With ``body`` false only the signature is read (return and parameter
+    types, names and attributes), not what the body does with them.
 
     Raises:
         KeyError: the module has no definition of ``function``.
     """
-    ret, ptext, body = _define(ir, function)
+    ret, ptext, lines = _define(ir, function)
     implicit = [0]
     params = [_param(i, t, implicit) for i, t in enumerate(_split_top(ptext))]
+    if not body:
+        return FunctionInfo(function, ret, params, False, set())
+    body_lines = lines
     by_name = {"%" + p.name: p for p in params}
     root: dict[str, int] = {n: p.index for n, p in by_name.items() if p.is_pointer}
     taint: dict[str, set[int]] = {n: {p.index} for n, p in by_name.items() if not p.is_pointer}
     fast = False
     spaces: set[int] = set()
+    codes = [line.split(";", 1)[0] for line in body_lines]
+    for code in codes:
+        if not fast and _FAST_FLAG.search(code) and _FLOAT_OP.search(code):
+            fast = True
+        spaces.update(int(s) for s in _ADDRSPACE.findall(code))
     for _ in range(3):  # phis name values defined later: iterate to a fixed point
-        for line in body:
-            code = line.split(";", 1)[0]
-            if any(re.search(r"\b" + f + r"\b", code) for f in FAST_MATH_FLAGS) and re.search(
-                    r"\b(fadd|fsub|fmul|fdiv|frem|fneg|fcmp|call)\b", code):
-                fast = True
-            spaces.update(int(s) for s in _ADDRSPACE.findall(code))
+        for code in codes:
             _visit(code, params, root, taint)
     return FunctionInfo(function, ret, params, fast, spaces)
 
 
+_PTR_OPERAND = re.compile(r"ptr(?:\s+addrspace\(\d+\))?\s+(?:\w+\s+)*(" + _NAME + ")")
+_STORE = re.compile(r"store\s+(?:volatile\s+)?(.+?)\s+(\S+),\s*ptr(?:\s+addrspace\(\d+\))?\s+("
+                    + _NAME + ")")
+_LOAD = re.compile(r"load\s+(?:atomic\s+)?(?:volatile\s+)?(.+?),\s*ptr")
+_GEP = re.compile(r"getelementptr\s+(?:(?:inbounds|nuw|nusw)\s+)*(.+?),\s*ptr"
+                  r"(?:\s+addrspace\(\d+\))?\s+(" + _NAME + r")(.*)$")
+
+
 def _ptr_operand(rhs: str) -> str | None:
-    m = re.search(r"ptr(?:\s+addrspace\(\d+\))?\s+(?:\w+\s+)*(" + _NAME + ")", rhs)
+    m = _PTR_OPERAND.search(rhs)
     return m.group(1) if m else None
 
 
@@ -214,8 +230,7 @@ def _visit(code: str, params: list[Param], root: dict[str, int],
     operands = _NAME_RE.findall(rhs)
     if op == "store":
         # store T %v, ptr %p
-        sm = re.match(r"store\s+(?:volatile\s+)?(.+?)\s+(\S+),\s*ptr(?:\s+addrspace\(\d+\))?\s+("
-                      + _NAME + ")", rhs)
+        sm = _STORE.match(rhs)
         if sm and sm.group(3) in root:
             p = params[root[sm.group(3)]]
             p.written = True
@@ -233,7 +248,7 @@ def _visit(code: str, params: list[Param], root: dict[str, int],
     if dest is None:
         return
     if op == "load":
-        lm = re.match(r"load\s+(?:atomic\s+)?(?:volatile\s+)?(.+?),\s*ptr", rhs)
+        lm = _LOAD.match(rhs)
         src = _ptr_operand(rhs)
         if src in root:
             p = params[root[src]]
@@ -242,8 +257,7 @@ def _visit(code: str, params: list[Param], root: dict[str, int],
             taint[dest] = {p.index}
         return
     if op == "getelementptr":
-        gm = re.match(r"getelementptr\s+(?:(?:inbounds|nuw|nusw)\s+)*(.+?),\s*ptr"
-                      r"(?:\s+addrspace\(\d+\))?\s+(" + _NAME + r")(.*)$", rhs)
+        gm = _GEP.match(rhs)
         if gm:
             base, rest = gm.group(2), gm.group(3)
             if base in root:

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from .inputs import ArgSpec
 
-__all__ = ["GeneratedKernel", "SHAPES", "LOOP_SHAPES", "available_shapes", "generate"]
+__all__ = ["GeneratedKernel", "SHAPES", "LOOP_SHAPES", "VARIANTS", "available_shapes",
+           "generate", "units"]
 
 
 @dataclass
@@ -56,14 +57,21 @@ class GeneratedKernel:
 class _Gen:
     """Per-kernel random choices and IR helpers."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, variant: str | None = None) -> None:
         self.rng = rng
+        self.variant = variant
         self.V = rng.choice(["float", "double", "i32", "i64", "float", "double"])
         self.I = rng.choice(["i32", "i64"])
         self.E = rng.choice([1, 2, 3, 7, 16, 64, 100, 257, 1000])
         self.fast = self.is_float and rng.random() < 0.15
         self.features: list[str] = [f"V={self.V}", f"I={self.I}", f"E={self.E}"]
         self.n = 0
+
+    def pick(self, choices: list[str]) -> str:
+        """``rng.choice(choices)``, or the variant asked for (the draw is made
+        all the same, so the rest of the kernel is the seed's)."""
+        drawn = self.rng.choice(choices)
+        return self.variant if self.variant is not None else drawn
 
     @property
     def is_float(self) -> bool:
@@ -420,7 +428,7 @@ def _hash(g: _Gen, seed: int) -> GeneratedKernel:
 
 def _guarded(g: _Gen, seed: int) -> GeneratedKernel:
     """Padding-style guarded loads (index bounds tested first) and masked stores."""
-    kind = g.rng.choice(["bounds", "window", "mask-store", "both"])
+    kind = g.pick(list(VARIANTS["guarded"]))
     g.features.append(f"guard={kind}")
     pad = g.rng.choice(["0.0", "-0.0", "1.0"]) if g.is_float else g.rng.choice(["0", "-1"])
     lim_elems = g.rng.choice([1, 8, 64, 1000])
@@ -553,6 +561,12 @@ SHAPES: dict[str, Callable[[_Gen, int], GeneratedKernel]] = {
                                             "launch-ze")},
 }
 
+#: The variants a shape's generator can be asked for (``"guarded:window"``):
+#: one choice of its kind, which a pass may act on in one variant and not in
+#: another (accel-masked-load rewrites padding-style windows and bounds tests,
+#: not masked stores), so that a fuzz run can weight them apart.
+VARIANTS: dict[str, tuple[str, ...]] = {"guarded": ("bounds", "window", "mask-store", "both")}
+
 #: Shapes whose generators need nothing but Python.
 LOOP_SHAPES = ("aggphi", "chain", "csr", "embedding", "gather", "guarded", "hash", "tasks")
 
@@ -563,11 +577,37 @@ def available_shapes() -> list[str]:
     return sorted(set(LOOP_SHAPES) | set(taskgen.available()))
 
 
+def units(shapes: list[str] | None = None) -> list[str]:
+    """``shapes`` (default: :func:`available_shapes`) with each shape that has
+    :data:`VARIANTS` replaced by its variants (``"guarded:bounds"``, ...)."""
+    out = []
+    for shape in shapes or available_shapes():
+        if ":" not in shape and shape in VARIANTS:
+            out += [f"{shape}:{v}" for v in VARIANTS[shape]]
+        else:
+            out.append(shape)
+    return sorted(set(out))
+
+
 def generate(seed: int, shape: str | None = None) -> GeneratedKernel:
-    """The kernel of ``seed`` (of ``shape``, or a shape chosen by the seed)."""
+    """The kernel of ``seed`` (of ``shape``, or a shape chosen by the seed).
+
+    ``shape`` may name a variant, ``"guarded:window"`` (:data:`VARIANTS`): the
+    seed's kernel of that shape with that choice made.
+
+    Raises:
+        ValueError: an unknown shape or variant.
+    """
     rng = random.Random(f"kernelgen:{seed}")
     name = shape or rng.choice(available_shapes())
+    name, _, variant = name.partition(":")
     if name not in SHAPES:
         raise ValueError(f"unknown shape {name!r} (known: {', '.join(sorted(SHAPES))})")
-    g = _Gen(rng)
-    return SHAPES[name](g, seed)
+    if variant and variant not in VARIANTS.get(name, ()):
+        raise ValueError(f"shape {name!r} has no variant {variant!r} (variants: "
+                         f"{', '.join(VARIANTS.get(name, ())) or 'none'})")
+    g = _Gen(rng, variant or None)
+    kernel = SHAPES[name](g, seed)
+    if variant:
+        kernel.shape = f"{name}:{variant}"
+    return kernel

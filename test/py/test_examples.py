@@ -146,6 +146,17 @@ def test_check_examples():
     assert "@embedding_sum" in out.stdout
 
 
+def test_fuzz_examples():
+    env = dict(_env(), FUZZ_EXAMPLE_SECONDS="5")
+    out = subprocess.run(["bash", str(EXAMPLES / "fuzz.sh")], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "llvmaccel fuzz --pass accel-prefetch" in out.stdout
+    assert "stages (" in out.stdout and "worker:jit" in out.stdout  # --profile
+    assert "generated kernels: 48 checked" in out.stdout  # --kernels 48 --group 1
+    assert "| `accel-prefetch` | 1 |" in out.stdout  # the campaign's totals
+
+
 def test_python_example():
     out = _run([sys.executable, str(EXAMPLES / "quickstart.py")])
     assert "accel-prefetch passed embedding_sum" in out.stdout

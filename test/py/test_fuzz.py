@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import llvmaccel
-from conftest import AXPY_IR
+from conftest import AXPY_IR, GATHER_IR
 from llvmaccel import kernelgen
 from llvmaccel.check import check
 from llvmaccel.crosstarget import (
@@ -150,7 +150,8 @@ def test_generated_kernels_run_without_undefined_behaviour_mostly():
 
 
 def test_fuzz_prefetch_counts_and_transforms(tmp_path):
-    report = fuzz("accel-prefetch", kernels=16, cases=8, seed=100, out_dir=str(tmp_path))
+    report = fuzz("accel-prefetch", kernels=16, cases=8, seed=100, out_dir=str(tmp_path),
+                  shapes=list(kernelgen.LOOP_SHAPES))
     assert report.ok, report.table()
     assert report.kernels == 16 and report.stress_modules >= 1
     assert report.kernels_transformed >= 16 // 3, report.table()
@@ -263,3 +264,194 @@ def test_cli_check_targets_runs_x86_and_compiles_for_a_gpu(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "x86_64: executed" in out.stdout and "nvptx: compiled by llc" in out.stdout
+
+
+# --- Several kernels' cases in one forked child, worker processes kept -------
+
+def _group_jobs(planted: dict[int, tuple[str, str, int]], count: int = 8) -> list[dict]:
+    """``count`` generated loop kernels through "verify" (before == after), with
+    the ones in ``planted`` replaced by a planted (original, after, cases)."""
+    from llvmaccel.check import make_job
+    jobs = []
+    for i in range(count):
+        if i in planted:
+            before, after, cases = planted[i]
+            fn = "axpy" if "@axpy" in before else "f"
+            jobs.append(make_job(before, fn, after=after, cases=cases, timeout=0.5))
+            continue
+        k = kernelgen.generate(700 + i, kernelgen.LOOP_SHAPES[i % len(kernelgen.LOOP_SHAPES)])
+        jobs.append(make_job(k.ir, k.function, "verify", args=k.args, cases=16, timeout=0.5,
+                             target="host"))
+    return jobs
+
+
+OFF_BY_ONE = AXPY_IR.replace("icmp eq i64 %i.next, %n", "icmp ugt i64 %i.next, %n")
+SCALAR = "define i64 @f(i64 %x) {\n  %r = add i64 %x, 1\n  ret i64 %r\n}\n"
+TRAP = ("define i64 @f(i64 %x) {\n  call void @llvm.trap()\n  ret i64 0\n}\n"
+        "declare void @llvm.trap()\n")
+HANG = "define i64 @f(i64 %x) {\nentry:\n  br label %l\nl:\n  br label %l\n}\n"
+
+
+@pytest.mark.parametrize("group", [1, 8])
+def test_planted_bugs_are_found_and_named_when_kernels_share_a_child(group):
+    """A miscompile, a crash and a hang among generated kernels whose cases run
+    in one shared child: each is the finding of its own job and case, the same
+    as with a child per kernel, and the kernels around them agree."""
+    from llvmaccel.check import CheckWorkers
+    planted = {1: (AXPY_IR, OFF_BY_ONE, 16), 4: (SCALAR, TRAP, 4), 6: (SCALAR, HANG, 2)}
+    jobs = _group_jobs(planted)
+    with CheckWorkers(group=group) as workers:
+        results = workers.run(jobs)
+        again = workers.run(jobs[:2])  # the same worker serves a second call
+        assert workers.restarts == 0
+    kinds = {i: [f.kind for f in r.findings] for i, r in enumerate(results)}
+    assert kinds == {0: [], 1: ["mismatch"], 2: [], 3: [], 4: ["crash"], 5: [],
+                     6: ["timeout"], 7: []}, kinds
+    mismatch = results[1].findings[0]
+    assert "buffer %y" in mismatch.detail and "%n = " in mismatch.inputs
+    assert "shared with" not in mismatch.detail  # the case alone shows it too
+    alone = check(AXPY_IR, "axpy", after=OFF_BY_ONE, cases=16)
+    assert (mismatch.case, mismatch.inputs) == (alone.findings[0].case, alone.findings[0].inputs)
+    for i in (0, 2, 3, 5, 7):
+        assert results[i].agreed + results[i].undefined == 16, results[i].summary()
+        assert results[i].times.get("execute", 0) > 0 and results[i].times.get("jit", 0) > 0
+    assert [f.kind for f in again[1].findings] == ["mismatch"] and again[0].ok
+
+
+def test_a_worker_killed_by_a_job_is_restarted_and_the_rest_still_run(tmp_path):
+    """A library whose constructor aborts kills the worker at the compile stage
+    of its job while grouped kernels wait: that job gets the crash finding and
+    the others run in a new worker, in groups again."""
+    import shutil
+
+    from llvmaccel.check import CheckWorkers, make_job
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("needs a C compiler")
+    src = tmp_path / "abort.c"
+    src.write_text("#include <stdlib.h>\n__attribute__((constructor)) static void die(void)"
+                   " { abort(); }\n")
+    lib = tmp_path / "libabort.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    jobs = _group_jobs({}, 6)
+    jobs.insert(3, make_job(SCALAR, "f", after=SCALAR, cases=4, libraries=[str(lib)]))
+    with CheckWorkers(group=4) as workers:
+        results = workers.run(jobs)
+        assert workers.restarts == 1
+    assert [f.kind for f in results[3].findings] == ["crash"]
+    assert results[3].findings[0].stage == "compile"
+    for i in (0, 1, 2, 4, 5, 6):
+        assert results[i].ok and results[i].cases == 16, (i, results[i].summary())
+
+
+def test_fuzz_with_groups_and_two_workers_counts_every_kernel(tmp_path):
+    report = fuzz("accel-prefetch", kernels=12, cases=8, seed=4000, out_dir=str(tmp_path),
+                  shapes=list(kernelgen.LOOP_SHAPES), jobs=2, batch=6)
+    assert report.ok, report.table()
+    assert report.kernels == 12 and report.next_seed == 4012
+    assert report.stress_modules >= 2
+    assert report.cases == 12 * 8
+    assert report.times["worker:execute"] > 0 and report.times["generate"] > 0
+    assert "jit" in report.stage_table()
+
+
+def test_shape_weights_follow_what_the_pass_transforms_and_keep_exploring():
+    from collections import Counter
+
+    from llvmaccel.fuzz import EXPLORE, shape_weights
+    names = ["a", "b", "c", "d", "slow"]
+    uniform = shape_weights(names, {})
+    assert uniform == pytest.approx([0.2] * 5)
+    seen = {n: Counter(checked=10, transformed=0, seconds=1.0) for n in names}
+    seen["b"]["transformed"] = 7
+    seen["slow"]["seconds"] = 30.0  # 3 s a kernel against 0.1 s
+    w = dict(zip(names, shape_weights(names, seen), strict=True))
+    assert sum(w.values()) == pytest.approx(1.0)
+    assert w["b"] > 0.7  # most draws go where the pass acts
+    assert all(w[n] > 0 for n in names)  # and none is dropped
+    assert w["a"] == pytest.approx(EXPLORE / 5)
+    assert w["slow"] == pytest.approx(EXPLORE / 5 * 0.1 / 3.0)  # by time, not count
+    # A prior steers a run that has seen nothing, and weighs at most 50 kernels.
+    prior = {"c": Counter(checked=5000, transformed=5000, seconds=500.0)}
+    wp = dict(zip(names, shape_weights(names, {}, prior), strict=True))
+    assert wp["c"] > max(wp[n] for n in names if n != "c")
+    seen["c"] = Counter(checked=200, transformed=0, seconds=20.0)
+    wc = dict(zip(names, shape_weights(names, seen, prior), strict=True))
+    assert wc["c"] < wc["b"]  # the run's own 200 kernels outweigh it
+
+
+LOAD_AT = """
+define i64 @f(ptr dereferenceable(16) %p, i64 %i) {
+  %q = getelementptr i64, ptr %p, i64 %i
+  %v = load i64, ptr %q
+  ret i64 %v
+}
+"""
+# Wrong for %i == 1 only.
+LOAD_AT_WRONG = LOAD_AT.replace("  ret i64 %v", "  %c = icmp eq i64 %i, 1\n"
+                                "  %d = zext i1 %c to i64\n  %r = add i64 %v, %d\n  ret i64 %r")
+
+
+def _results(jobs: list[dict], guard: bool, monkeypatch) -> list:
+    from llvmaccel.check import CheckWorkers
+    monkeypatch.setenv("LLVMACCEL_CHECK_GUARD", "1" if guard else "0")
+    with CheckWorkers(group=1) as workers:
+        return workers.run(jobs)
+
+
+def test_guarded_calls_survive_faults_and_give_the_same_results(monkeypatch):
+    """A fault ends the call, not the child (llvmaccel._guard), and every
+    result is what a child per faulting call gives: the same findings with
+    the same cases, the same agreed and undefined counts, fewer children."""
+    from llvmaccel.check import make_job
+    gathers = [kernelgen.generate(s, "gather") for s in range(40, 46)]
+    jobs = [make_job(k.ir, k.function, "verify", args=k.args, cases=32, timeout=0.5,
+                     target="host") for k in gathers]
+    jobs.append(make_job(GATHER_IR, "gather", transform=f"{PLANTED} lookahead", cases=32))
+    jobs.append(make_job(LOAD_AT, "f", after=LOAD_AT_WRONG, cases=64,
+                         args={"i": "values:-1/0/1/2/7"}))
+    on, off = _results(jobs, True, monkeypatch), _results(jobs, False, monkeypatch)
+    for a, b in zip(on, off, strict=True):
+        assert [(f.kind, f.case) for f in a.findings] == [(f.kind, f.case) for f in b.findings]
+        assert (a.agreed, a.undefined, a.cases) == (b.agreed, b.undefined, b.cases)
+    assert [f.kind for f in on[-2].findings] == ["fault"]
+    assert "SIGSEGV" in on[-2].findings[0].detail
+    assert [f.kind for f in on[-1].findings] == ["mismatch"]
+    assert "%i = 1" in on[-1].findings[0].inputs
+    assert sum(r.undefined for r in on[:-2]) > 0  # the generated gathers faulted sometimes
+    children_on = sum(r.times["children"] for r in on[:-2])
+    children_off = sum(r.times["children"] for r in off[:-2])
+    assert children_on == 4 * len(gathers) < children_off  # 2 batches of 16, 2 versions
+
+
+def test_variants_are_the_seeds_kernel_with_one_choice_made():
+    """guarded:window is the seed's guarded kernel with the window guard; the
+    plain shape is unchanged; fuzz weights the variants apart."""
+    plain = kernelgen.generate(11, "guarded")
+    for variant in kernelgen.VARIANTS["guarded"]:
+        k = kernelgen.generate(11, f"guarded:{variant}")
+        assert k.shape == f"guarded:{variant}" and f"guard={variant}" in k.features
+        llvmaccel.parse_ir(k.ir).verify()
+        assert k.args.keys() == plain.args.keys()
+    kind = next(f for f in plain.features if f.startswith("guard="))[len("guard="):]
+    assert kernelgen.generate(11, f"guarded:{kind}").ir == plain.ir
+    with pytest.raises(ValueError, match="no variant"):
+        kernelgen.generate(1, "guarded:sideways")
+    with pytest.raises(ValueError, match="no variant"):
+        kernelgen.generate(1, "csr:window")
+    units = kernelgen.units(["csr", "guarded", "guarded:both"])
+    assert units == ["csr", "guarded:both", "guarded:bounds", "guarded:mask-store",
+                     "guarded:window"]
+
+
+def test_a_case_the_original_runs_differently_each_time_is_not_a_finding():
+    """Before and after the same program, whose result is the cycle counter:
+    every case differs, and the original differs from itself on each, so none
+    is a finding (as for the MLIR async programs' flaky error paths); a
+    deterministic miscompile next to it is still found."""
+    clock = ("define i64 @f(i64 %x) {\n  %t = call i64 @llvm.readcyclecounter()\n"
+             "  %r = add i64 %t, %x\n  ret i64 %r\n}\ndeclare i64 @llvm.readcyclecounter()\n")
+    r = check(clock, "f", after=clock, cases=4)
+    assert r.ok and r.undefined == 4 and r.agreed == 0, r.summary()
+    wrong = check(SCALAR, "f", after=SCALAR.replace("add i64 %x, 1", "add i64 %x, 2"), cases=4)
+    assert [f.kind for f in wrong.findings] == ["mismatch"]
