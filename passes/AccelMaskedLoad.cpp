@@ -81,6 +81,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -101,6 +102,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/PatternMatch.h"
+#include "llvm/IR/ValueHandle.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -136,12 +138,16 @@ constexpr unsigned MaxGrowthParam = 1000000;
 void replaceAndFold(Instruction *I, Value *V,
                     SmallVectorImpl<WeakTrackingVH> &Decided) {
   const DataLayout &DL = I->getDataLayout();
-  SmallVector<Instruction *, 8> Users;
-  for (User *U : I->users())
-    Users.push_back(cast<Instruction>(U));
+  // Each user once, tracked: folding one user may erase another (a user of
+  // it that also uses I), and a user may use I twice.
+  SmallSetVector<User *, 8> Unique(I->user_begin(), I->user_end());
+  SmallVector<WeakVH, 8> Users(Unique.begin(), Unique.end());
   I->replaceAllUsesWith(V);
   I->eraseFromParent();
-  for (Instruction *U : Users) {
+  for (WeakVH &H : Users) {
+    auto *U = cast_or_null<Instruction>(H);
+    if (!U)
+      continue;
     if (isa<BranchInst>(U)) {
       Decided.push_back(U->getParent()->getTerminator());
       continue;
