@@ -554,8 +554,10 @@ def interop_section(quick: bool, rounds: int, out_dir: Path, command: str) -> in
     rounds = max(rounds, 2 if quick else 9)
     section = run_interop(quick, rounds)
     info = machine_info(REPO / "build/llvm-22/lib/LLVMAccel.so")
+    from llvmaccel.pipeline import llvm_version
+
     host = f"{info.get('Model name')} ({info.get('Vendor ID')}, family " \
-        f"{info.get('CPU family')}, model {info.get('Model')})"
+        f"{info.get('CPU family')}, model {info.get('Model')}), LLVM {llvm_version()}"
     date = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     path = out_dir / "async-fusion-interop.json"
     hosts = json.loads(path.read_text()) if path.exists() else {}
