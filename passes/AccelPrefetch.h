@@ -59,6 +59,12 @@ struct AccelPrefetchOptions {
   bool Indirect = true;
   bool Strided = true;
   bool Writes = false;
+  /// Where the work gate would decline an access whose object's size is
+  /// known only at run time (`memset(count, 0, n * 4)` before the loop, an
+  /// index `h & mask`), copy the loop: the prefetching loop runs when the
+  /// object exceeds `resident-bytes`, the copy without prefetches
+  /// otherwise.
+  bool SizeCheck = true;
 };
 
 class AccelPrefetchPass : public PassInfoMixin<AccelPrefetchPass> {

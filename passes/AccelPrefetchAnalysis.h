@@ -95,6 +95,22 @@ struct GatherAccess {
   AccessGroup G;
 };
 
+/// How large the object an indirect access indexes is, as far as the IR
+/// says (LoopPrefetcher::objectSpan, AccelPrefetchSize.cpp): the largest
+/// index of its address (`h & mask`, `h >> shift`, `h % n`: elements [0,
+/// max] of ElemBytes each are read) or at least how many bytes the object
+/// is (ObjectBytes: a memset of it, a "dereferenceable" assume bundle).
+/// V, the mask, shift, modulus or byte count, is a constant or a
+/// loop-invariant value known only at run time.
+struct ObjectSpan {
+  enum KindTy { ObjectBytes, MaskIndex, ShiftIndex, ModuloIndex };
+  KindTy Kind = ObjectBytes;
+  Value *V = nullptr;
+  uint64_t ElemBytes = 1;
+  /// Where the size comes from, for remarks ("a memset of bytes bytes").
+  std::string Source;
+};
+
 /// Finds the loads of loop L an address depends on, and whether the address
 /// can be recomputed at another iteration. See the file comment of
 /// AccelPrefetchAnalysis.cpp for the legality conditions checked here.
@@ -179,6 +195,8 @@ public:
 
   /// Returns true if the loop was changed.
   bool run();
+  /// Whether run() changed the CFG (a copy of the loop for small objects).
+  bool changedCFG() const { return CFGChanged; }
 
 private:
   // Analysis (AccelPrefetchAnalysis.cpp).
@@ -202,6 +220,15 @@ private:
   bool decidesBranch(const AccessGroup &G) const;
   std::optional<uint64_t> knownObjectSize(const SCEV *Ptr) const;
   void analyzeGathers(SmallVectorImpl<GatherAccess> &Chosen);
+
+  // Object sizes and the copy for small objects (AccelPrefetchSize.cpp).
+  std::optional<ObjectSpan> objectSpan(Value *Ptr) const;
+  std::optional<ObjectSpan> indexSpan(GEPOperator &GEP) const;
+  std::optional<ObjectSpan> objectExtent(const Value *Object) const;
+  std::optional<bool> spanIsLarge(const ObjectSpan &S) const;
+  Value *emitSpanIsLarge(const ObjectSpan &S, IRBuilder<> &B) const;
+  const char *cannotVersion() const;
+  void versionOnSize(ArrayRef<ObjectSpan> Spans);
 
   // Look-ahead across loop nests (AccelPrefetchNest.cpp).
   std::string analyzeNest(ArrayRef<AccessGroup *> Chosen);
@@ -251,6 +278,7 @@ private:
   FunctionWorkGate &Gate;
   const DataLayout &DL;
   unsigned LineSize = DefaultCacheLine;
+  bool CFGChanged = false;
 
   // Set while transforming.
   std::unique_ptr<SCEVExpander> Expander;

@@ -42,7 +42,7 @@
 ; REMARK: remark: {{.*}} prefetched T[...] via ran, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK: remark: {{.*}} prefetched T[...] via ran, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK: remark: {{.*}} look-ahead stops at the loop's last iteration, not at the end of the loop nest: the index arrays are neither walked in blocks of the inner loop's trip count nor read again by each outer iteration
-; REMARK: remark: {{.*}} not prefetching T[...] via ran: the loop does {{[0-9]+}} units of work per indirect access (needs 16: the default for a generic CPU)
+; REMARK: remark: {{.*}} prefetched T[...] via ran, 32 iterations ahead, 1 line; its object's size, from its index range [0, mask] of 8-byte elements, is compared with resident-bytes (1048576) at run time
 
 define void @blocks(ptr noalias %T, i64 %mask, ptr noalias %ran, i64 %nb) {
 entry:
@@ -135,9 +135,18 @@ exit:
 }
 
 ; Blocks of 128 starting 64 apart: each block rereads half of the previous
-; one, so the next block does not continue where this one ends.
+; one, so the next block does not continue where this one ends. The
+; look-ahead stays within the block, where the work gate applies: the mask
+; bounds the table, so the loop runs with prefetches only when the table
+; exceeds resident-bytes (mask >= 2^20 / 8), a copy without them otherwise.
 ; CHECK-LABEL: define void @overlapping(
-; CHECK-NOT:   @llvm.prefetch
+; CHECK:         %[[LARGE:.*]] = icmp uge i64 %mask, 131072
+; CHECK:         br i1 %{{.*}}, label %update.ph{{.*}}, label %update.ph{{.*}}.noprefetch
+; CHECK:       update.noprefetch:
+; CHECK-NOT:     @llvm.prefetch
+; CHECK:         br i1 %j.done.noprefetch
+; CHECK:       update:
+; CHECK:         call void @llvm.prefetch.p0(
 ; CHECK:       ret void
 define void @overlapping(ptr noalias %T, i64 %mask, ptr noalias %ran, i64 %nb) {
 entry:

@@ -6,8 +6,10 @@
 ;    branch on the probed key: prefetched, and the remark says why.
 ;  - @probe_select: the same lookup written as a select (what the
 ;    vectorizer makes of it): no branch, declined by the work gate.
+; (no-size-check: the shift bounds the table's index range, and the copy of
+; the loop for small tables is size-check.ll's story.)
 
-; RUN: opt %loadaccel -passes='accel-prefetch' -pass-remarks=accel-prefetch \
+; RUN: opt %loadaccel -passes='accel-prefetch<no-size-check>' -pass-remarks=accel-prefetch \
 ; RUN:   -pass-remarks-missed=accel-prefetch -S %s -o - 2>%t.remarks | FileCheck %s
 ; RUN: FileCheck %s --check-prefix=REMARK --input-file=%t.remarks
 

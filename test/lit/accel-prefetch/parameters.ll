@@ -3,16 +3,16 @@
 
 ; RUN: opt %loadaccel -passes='accel-prefetch' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-prefetch<max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes>
+; DEFAULT: accel-prefetch<max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes;size-check>
 
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>' \
+; RUN:   -passes='accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes;no-size-check>' \
 ; RUN:   | FileCheck %s --check-prefix=ALL
-; ALL: accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>
+; ALL: accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes;no-size-check>
 
 ; The printed pipeline parses back to itself.
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
-; RUN:   -passes='function(accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes>)' \
+; RUN:   -passes='function(accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes;no-size-check>)' \
 ; RUN:   | FileCheck %s --check-prefix=ALL
 
 ; RUN: not opt %loadaccel -passes='accel-prefetch<foo>' -disable-output %s 2>&1 \
@@ -84,6 +84,10 @@
 ; RUN:   | FileCheck %s --check-prefix=FLAGVALUE
 ; FLAGVALUE: LLVMAccel: error: invalid accel-prefetch pass parameter 'writes=1': writes takes no value
 
+; RUN: not opt %loadaccel -passes='accel-prefetch<no-size-check=0>' -disable-output %s 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=SIZECHECKVALUE
+; SIZECHECKVALUE: LLVMAccel: error: invalid accel-prefetch pass parameter 'no-size-check=0': size-check takes no value
+
 ; RUN: not opt %loadaccel -passes='accel-prefetch<distance=8;distance=16>' -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=DUPLICATE
 ; DUPLICATE: LLVMAccel: error: invalid accel-prefetch pass parameter 'distance=16': distance is given twice
@@ -136,17 +140,17 @@
 ; min-stride=0 is allowed (prefetch every affine access).
 ; RUN: opt %loadaccel -passes='accel-prefetch<min-stride=0>' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=MINSTRIDE0
-; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes>
+; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes;size-check>
 
 ; The ends of every range are accepted.
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
 ; RUN:   -passes='accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;min-work=1000000;in-flight=1024;resident-bytes=1073741824>' \
 ; RUN:   | FileCheck %s --check-prefix=MAXIMA
-; MAXIMA: accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;min-work=1000000;in-flight=1024;resident-bytes=1073741824;indirect;strided;no-writes>
+; MAXIMA: accel-prefetch<distance=65536;latency=100000;cache-line=4096;min-stride=1073741824;max-lines=64;min-work=1000000;in-flight=1024;resident-bytes=1073741824;indirect;strided;no-writes;size-check>
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
 ; RUN:   -passes='accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;min-work=0;in-flight=1;resident-bytes=0>' \
 ; RUN:   | FileCheck %s --check-prefix=MINIMA
-; MINIMA: accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;min-work=0;in-flight=1;resident-bytes=0;indirect;strided;no-writes>
+; MINIMA: accel-prefetch<distance=1;latency=1;cache-line=16;max-lines=1;min-work=0;in-flight=1;resident-bytes=0;indirect;strided;no-writes;size-check>
 
 define void @empty() {
   ret void
