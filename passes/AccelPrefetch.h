@@ -38,13 +38,14 @@ struct AccelPrefetchOptions {
   /// 10-instruction gather loop holds 35), and prefetching gains only on
   /// tables far larger than the caches: measured on `s += T[idx[i]]` (about
   /// 9 units per access) with min-work=0, 1.18x over a 1 GiB table but
-  /// 0.96-0.98x over a 64 KiB one, and the pass cannot tell them apart.
-  /// Embedding bags (a 4-line row per index, 37 units at -O2) gain. CSR
-  /// nests and nests of blocks looking ahead across rows are exempt. Unset,
-  /// it is the reorder buffer of the function's CPU (its scheduling model's
-  /// MicroOpBufferSize) over `in-flight`, rounded up: the work per access at
-  /// which the window spans no more misses than the core can keep in flight
-  /// (0 for an in-order core); 16 for a generic CPU or one without a model.
+  /// 0.96-0.98x over a 64 KiB one. An access whose object the IR shows to
+  /// exceed `resident-bytes` is exempt (see SizeCheck). Embedding bags (a
+  /// 4-line row per index, 37 units at -O2) gain. CSR nests and nests of blocks
+  /// looking ahead across rows are exempt. Unset, it is the reorder buffer of
+  /// the function's CPU (its scheduling model's MicroOpBufferSize) over
+  /// `in-flight`, rounded up: the work per access at which the window spans no
+  /// more misses than the core can keep in flight (0 for an in-order core); 16
+  /// for a generic CPU or one without a model.
   std::optional<unsigned> MinWork;
   /// Independent accesses a core keeps in flight: the L1 miss buffers of
   /// current cores (10-24). The lines of one access (an embedding row) are

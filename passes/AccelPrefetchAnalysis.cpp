@@ -28,20 +28,21 @@
 /// tight gather loop (`s += T[idx[i]]`): its reorder buffer spans many
 /// iterations, hence many independent misses. Prefetching still gains there
 /// when the table is far larger than the caches, but costs instructions when
-/// it fits in them, and the pass cannot know the table's size. Indirect
-/// prefetching within one loop therefore requires `min-work`
-/// units of TTI cost per indirect cache line and iteration, where few misses
-/// fit in the window. A look-ahead across the iterations of an outer loop
-/// (CSR nests) is exempt: it runs past the inner loop's exits, which bound
-/// what the window overlaps (a row end is a data-dependent branch, often
-/// mispredicted), and CSR SpMV (5 units per access) gains like hand
-/// prefetching.
-/// Strided accesses below min-stride are left to the hardware prefetcher;
-/// strided and indirect accesses to an object known to be at most
-/// `resident-bytes` large are left alone, and so are the sources of packing
-/// copies (loads only stored into one local buffer, at least two lines per
-/// iteration: GEMM panels), which are read once in row segments the
-/// hardware prefetcher follows.
+/// it fits in them. Indirect prefetching within one loop therefore requires
+/// `min-work` units of TTI cost per indirect cache line and iteration, where
+/// few misses fit in the window, unless the IR says the table exceeds
+/// `resident-bytes` (AccelPrefetchSize.cpp: an index range, a memset of the
+/// table, a dereferenceable size; a size known only at run time is compared
+/// in the preheader of a loop copied for small tables). A look-ahead across the
+/// iterations of an outer loop (CSR nests) is exempt: it runs past the inner
+/// loop's exits, which bound what the window overlaps (a row end is a
+/// data-dependent branch, often mispredicted), and CSR SpMV (5 units per
+/// access) gains like hand prefetching. Strided accesses below min-stride are
+/// left to the hardware prefetcher; strided and indirect accesses to an object
+/// known to be at most `resident-bytes` large are left alone, and so are the
+/// sources of packing copies (loads only stored into one local buffer, at least
+/// two lines per iteration: GEMM panels), which are read once in row segments
+/// the hardware prefetcher follows.
 ///
 //===----------------------------------------------------------------------===//
 
