@@ -448,6 +448,9 @@ void LoopPrefetcher::declineLoop(StringRef Name, const Twine &Why) {
   });
 }
 
+/// Counts \p N accesses declined with remarks emitted elsewhere.
+void LoopPrefetcher::countDeclined(unsigned N) { NumAccessesDeclined += N; }
+
 void LoopPrefetcher::declineGroup(const AccessGroup &G, StringRef Name,
                                   const Twine &Why) {
   ++NumAccessesDeclined;
@@ -664,116 +667,10 @@ bool LoopPrefetcher::run() {
              << NestWhy;
     });
 
-  // A look-ahead across the outer loop's iterations runs past the inner
-  // loop's exit, which the reorder buffer cannot (a row end is a taken
-  // branch, often mispredicted): it pays off even when the work per access
-  // is small.
-  // Each lane of a gather is an access of its own. An access whose value
-  // decides a branch is exempt too: every misprediction of that branch
-  // discards the window that would have overlapped the next misses.
-  uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
-  uint64_t WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
-  SmallPtrSet<const AccessGroup *, 4> BranchExempt;
-  // Accesses the gate lets through because their object exceeds
-  // `resident-bytes` (AccelPrefetchSize.cpp): known at compile time, or
-  // compared at run time in the preheader of a copied loop.
-  DenseMap<const Instruction *, std::string> LargeExempt, SizeChecked;
-  SmallVector<ObjectSpan, 2> SizeChecks;
-  if (IndirectAccesses && !Nest && WorkPerAccess < Gate.get().MinWork) {
-    const WorkGate &WG = Gate.get();
-    std::string GateWhy = WG.Source.empty() ? "" : ": " + WG.Source;
-    // Sorts an access the gate would decline by what is known of its
-    // object's size; returns whether it stays a candidate.
-    auto BySize = [&](Instruction *Leader, Value *Ptr) {
-      std::optional<ObjectSpan> Span = objectSpan(Ptr);
-      if (!Span)
-        return false;
-      std::optional<bool> Large = spanIsLarge(*Span);
-      if (Large && *Large)
-        LargeExempt[Leader] = Span->Source;
-      else if (!Large) {
-        SizeChecked[Leader] = Span->Source;
-        SizeChecks.push_back(std::move(*Span));
-      }
-      return Large.value_or(true);
-    };
-    SmallVector<AccessGroup *, 4> Declined;
-    for (AccessGroup *G : Chosen)
-      if (decidesBranch(*G))
-        BranchExempt.insert(G);
-      else if (!BySize(G->Leader, getLoadStorePointerOperand(G->Leader)))
-        Declined.push_back(G);
-    SmallVector<GatherAccess, 4> DeclinedGathers;
-    llvm::erase_if(ChosenGathers, [&](GatherAccess &GA) {
-      if (BySize(GA.I, GA.Ptrs))
-        return false;
-      DeclinedGathers.push_back(GA);
-      return true;
-    });
-    // A copy for small objects needs every prefetch of the loop to depend
-    // on their size.
-    const char *NoCopy = nullptr;
-    if (!SizeChecks.empty()) {
-      NoCopy = cannotVersion();
-      if (!NoCopy &&
-          (!Strided.empty() || !BranchExempt.empty() || !LargeExempt.empty()))
-        NoCopy = "the loop has prefetches that do not depend on it";
-    }
-    if (NoCopy) {
-      for (AccessGroup *G : Chosen)
-        if (SizeChecked.contains(G->Leader))
-          Declined.push_back(G);
-      llvm::erase_if(ChosenGathers, [&](GatherAccess &GA) {
-        if (!SizeChecked.contains(GA.I))
-          return false;
-        DeclinedGathers.push_back(GA);
-        return true;
-      });
-    }
-    // Why an access whose object's size is known only at run time has no
-    // copy of the loop to run in.
-    auto NoCopyWhy = [&](const Instruction *Leader) -> std::string {
-      auto It = SizeChecked.find(Leader);
-      if (It == SizeChecked.end() || !NoCopy)
-        return "";
-      return "; its object's size, from " + It->second +
-             ", is known only at run time, and the loop is not copied for "
-             "smaller objects: " +
-             NoCopy;
-    };
-    for (AccessGroup *G : Declined)
-      ORE.emit([&] {
-        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
-               << "not prefetching " << ore::NV("Array", arrayName(SE, G->Base))
-               << "[...] via " << ore::NV("Index", chainNames(*G))
-               << ": the loop does " << ore::NV("Work", WorkPerAccess)
-               << " units of work per indirect access (needs "
-               << ore::NV("MinWork", WG.MinWork) << GateWhy
-               << "): out-of-order execution already overlaps these misses"
-               << NoCopyWhy(G->Leader);
-      });
-    for (const GatherAccess &GA : DeclinedGathers)
-      ORE.emit([&] {
-        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", GA.I)
-               << "not prefetching the lanes of a gather from "
-               << ore::NV("Array", gatherName(GA)) << " via "
-               << ore::NV("Index", chainNames(GA.G)) << ": the loop does "
-               << ore::NV("Work", WorkPerAccess)
-               << " units of work per indirect access (needs "
-               << ore::NV("MinWork", WG.MinWork) << GateWhy
-               << "): out-of-order execution already overlaps these misses"
-               << NoCopyWhy(GA.I);
-      });
-    NumAccessesDeclined += Declined.size() + DeclinedGathers.size();
-    SmallPtrSet<const AccessGroup *, 4> Dropped(Declined.begin(),
-                                                Declined.end());
-    llvm::erase_if(Chosen, [&](AccessGroup *G) { return Dropped.contains(G); });
-    if (NoCopy)
-      SizeChecks.clear();
-    GatherLanes = 0;
-    for (const GatherAccess &GA : ChosenGathers)
-      GatherLanes += GA.Lanes;
-  }
+  applyWorkGate(Work, !Strided.empty(), Chosen, ChosenGathers);
+  GatherLanes = 0;
+  for (const GatherAccess &GA : ChosenGathers)
+    GatherLanes += GA.Lanes;
   if (Strided.empty() && Chosen.empty() && ChosenGathers.empty())
     return false;
 
@@ -798,23 +695,6 @@ bool LoopPrefetcher::run() {
   // prefetch exists.
   if (!SizeChecks.empty())
     versionOnSize(SizeChecks);
-
-  // Why the gate let an access through for its object's size.
-  auto SizeWhy = [&](const Instruction *Leader) -> std::string {
-    if (auto It = LargeExempt.find(Leader); It != LargeExempt.end())
-      return "; its object's size, from " + It->second +
-             ", exceeds resident-bytes (" + std::to_string(Opts.ResidentBytes) +
-             "), so the loop's " + std::to_string(WorkPerAccess) +
-             " units of work per indirect access (below " +
-             std::to_string(Gate.get().MinWork) + ") leave its misses exposed";
-    if (auto It = SizeChecked.find(Leader); It != SizeChecked.end())
-      return "; its object's size, from " + It->second +
-             ", is compared with resident-bytes (" +
-             std::to_string(Opts.ResidentBytes) +
-             ") at run time: a copy of the loop without prefetches runs "
-             "over smaller objects";
-    return "";
-  };
 
   // Transform: all new code goes to the top of the header, the trip count
   // to the preheader.
@@ -872,7 +752,7 @@ bool LoopPrefetcher::run() {
           << " units of work per indirect access (below "
           << ore::NV("MinWork", Gate.get().MinWork)
           << ") do not let out-of-order execution overlap the misses";
-      R << SizeWhy(G->Leader);
+      R << sizeExemptWhy(G->Leader);
       return R;
     });
   }
@@ -884,7 +764,7 @@ bool LoopPrefetcher::run() {
         << (GA.G.IsWrite ? "scatter to " : "gather from ")
         << ore::NV("Array", gatherName(GA)) << " via "
         << ore::NV("Index", chainNames(GA.G)) << ", " << ore::NV("Distance", D)
-        << " vector iterations ahead" << SizeWhy(GA.I);
+        << " vector iterations ahead" << sizeExemptWhy(GA.I);
       return R;
     });
   }
@@ -940,7 +820,7 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   // Outer loops first: their prefetches go to their own headers, so an inner
   // loop analyzed later still sees only the original code.
   bool Changed = false;
-  // A copy made for small objects (AccelPrefetchSize.cpp) is not in this
+  // A copy made for small objects (AccelPrefetchGate.cpp) is not in this
   // list: it stays without prefetches.
   for (Loop *L : LI.getLoopsInPreorder()) {
     LoopPrefetcher LP(*L, LI, DT, SE, TTI, AA, ORE, Opts, Gate);

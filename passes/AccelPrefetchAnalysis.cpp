@@ -31,7 +31,7 @@
 /// it fits in them. Indirect prefetching within one loop therefore requires
 /// `min-work` units of TTI cost per indirect cache line and iteration, where
 /// few misses fit in the window, unless the IR says the table exceeds
-/// `resident-bytes` (AccelPrefetchSize.cpp: an index range, a memset of the
+/// `resident-bytes` (AccelPrefetchGate.cpp: an index range, a memset of the
 /// table, a dereferenceable size; a size known only at run time is compared
 /// in the preheader of a loop copied for small tables). A look-ahead across the
 /// iterations of an outer loop (CSR nests) is exempt: it runs past the inner

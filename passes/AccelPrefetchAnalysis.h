@@ -96,7 +96,7 @@ struct GatherAccess {
 };
 
 /// How large the object an indirect access indexes is, as far as the IR
-/// says (LoopPrefetcher::objectSpan, AccelPrefetchSize.cpp): the largest
+/// says (LoopPrefetcher::objectSpan, AccelPrefetchGate.cpp): the largest
 /// index of its address (`h & mask`, `h >> shift`, `h % n`: elements [0,
 /// max] of ElemBytes each are read) or at least how many bytes the object
 /// is (ObjectBytes: a memset of it, a "dereferenceable" assume bundle).
@@ -221,7 +221,12 @@ private:
   std::optional<uint64_t> knownObjectSize(const SCEV *Ptr) const;
   void analyzeGathers(SmallVectorImpl<GatherAccess> &Chosen);
 
-  // Object sizes and the copy for small objects (AccelPrefetchSize.cpp).
+  // The work gate, object sizes and the copy for small objects
+  // (AccelPrefetchGate.cpp).
+  void applyWorkGate(uint64_t Work, bool HasStrided,
+                     SmallVectorImpl<AccessGroup *> &Chosen,
+                     SmallVectorImpl<GatherAccess> &ChosenGathers);
+  std::string sizeExemptWhy(const Instruction *Leader) const;
   std::optional<ObjectSpan> objectSpan(Value *Ptr) const;
   std::optional<ObjectSpan> indexSpan(GEPOperator &GEP) const;
   std::optional<ObjectSpan> objectExtent(const Value *Object) const;
@@ -263,6 +268,7 @@ private:
   void declineLoop(StringRef Name, const Twine &Why);
   void declineGroup(const AccessGroup &G, StringRef Name, const Twine &Why);
   void declineVolatile(Instruction &I);
+  void countDeclined(unsigned N);
   void declineGather(const GatherAccess &GA, StringRef Name, const Twine &Why);
   std::string chainNames(const AccessGroup &G) const;
   std::string gatherName(const GatherAccess &GA) const;
@@ -279,6 +285,15 @@ private:
   const DataLayout &DL;
   unsigned LineSize = DefaultCacheLine;
   bool CFGChanged = false;
+
+  // Set by applyWorkGate: the work per indirect access, the accesses it let
+  // through for a branch or for their object's size (known, or compared at
+  // run time: SizeChecks, one per access, for the copy of the loop), with
+  // the size's source for remarks.
+  uint64_t WorkPerAccess = 0;
+  SmallPtrSet<const AccessGroup *, 4> BranchExempt;
+  DenseMap<const Instruction *, std::string> LargeExempt, SizeChecked;
+  SmallVector<ObjectSpan, 2> SizeChecks;
 
   // Set while transforming.
   std::unique_ptr<SCEVExpander> Expander;

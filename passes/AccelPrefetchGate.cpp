@@ -1,13 +1,14 @@
-//===- AccelPrefetchSize.cpp - How large an indexed object is -------------===//
+//===- AccelPrefetchGate.cpp - The work gate and object sizes -------------===//
 //
 // Part of llvmaccel, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// The size of the object an indirect access indexes, as far as the IR tells
-/// it, and the copy of a loop that runs without prefetches when the object
-/// turns out, at run time, to fit in cache.
+/// The work gate of accel-prefetch's cost model (applyWorkGate), the size
+/// of the object an indirect access indexes, as far as the IR tells it, and
+/// the copy of a loop that runs without prefetches when the object turns
+/// out, at run time, to fit in cache.
 ///
 /// The work gate (`min-work`) declines tight indirect loops because over a
 /// cache-resident table their prefetches only add instructions, while over
@@ -39,6 +40,7 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Analysis/VectorUtils.h"
@@ -78,6 +80,145 @@ static Value *scalarOf(Value *V) {
   if (!V->getType()->isVectorTy())
     return V;
   return getSplatValue(V);
+}
+
+//===----------------------------------------------------------------------===//
+// The gate
+//===----------------------------------------------------------------------===//
+
+/// The work gate: declines the indirect accesses of a loop that looks ahead
+/// within itself when it does less than `min-work` units of work per
+/// access, except an access whose loaded value decides a branch (each
+/// misprediction discards the out-of-order window), one whose object is
+/// known to exceed `resident-bytes`, and one whose object's size is known
+/// only at run time, where the loop can be copied for small objects (all
+/// its prefetches must then depend on that size). A look-ahead across the
+/// iterations of an outer loop is exempt.
+void LoopPrefetcher::applyWorkGate(
+    uint64_t Work, bool HasStrided, SmallVectorImpl<AccessGroup *> &Chosen,
+    SmallVectorImpl<GatherAccess> &ChosenGathers) {
+  // A look-ahead across the outer loop's iterations runs past the inner
+  // loop's exit, which the reorder buffer cannot (a row end is a taken
+  // branch, often mispredicted): it pays off even when the work per access
+  // is small.
+  // Each lane of a gather is an access of its own. An access whose value
+  // decides a branch is exempt too: every misprediction of that branch
+  // discards the window that would have overlapped the next misses.
+  uint64_t GatherLanes = 0;
+  for (const GatherAccess &GA : ChosenGathers)
+    GatherLanes += GA.Lanes;
+  uint64_t IndirectAccesses = Chosen.size() + GatherLanes;
+  WorkPerAccess = IndirectAccesses ? Work / IndirectAccesses : 0;
+  if (IndirectAccesses && !Nest && WorkPerAccess < Gate.get().MinWork) {
+    const WorkGate &WG = Gate.get();
+    std::string GateWhy = WG.Source.empty() ? "" : ": " + WG.Source;
+    // Sorts an access the gate would decline by what is known of its
+    // object's size; returns whether it stays a candidate.
+    auto BySize = [&](Instruction *Leader, Value *Ptr) {
+      std::optional<ObjectSpan> Span = objectSpan(Ptr);
+      if (!Span)
+        return false;
+      std::optional<bool> Large = spanIsLarge(*Span);
+      if (Large && *Large)
+        LargeExempt[Leader] = Span->Source;
+      else if (!Large) {
+        SizeChecked[Leader] = Span->Source;
+        SizeChecks.push_back(std::move(*Span));
+      }
+      return Large.value_or(true);
+    };
+    SmallVector<AccessGroup *, 4> Declined;
+    for (AccessGroup *G : Chosen)
+      if (decidesBranch(*G))
+        BranchExempt.insert(G);
+      else if (!BySize(G->Leader, getLoadStorePointerOperand(G->Leader)))
+        Declined.push_back(G);
+    SmallVector<GatherAccess, 4> DeclinedGathers;
+    llvm::erase_if(ChosenGathers, [&](GatherAccess &GA) {
+      if (BySize(GA.I, GA.Ptrs))
+        return false;
+      DeclinedGathers.push_back(GA);
+      return true;
+    });
+    // A copy for small objects needs every prefetch of the loop to depend
+    // on their size.
+    const char *NoCopy = nullptr;
+    if (!SizeChecks.empty()) {
+      NoCopy = cannotVersion();
+      if (!NoCopy &&
+          (HasStrided || !BranchExempt.empty() || !LargeExempt.empty()))
+        NoCopy = "the loop has prefetches that do not depend on it";
+    }
+    if (NoCopy) {
+      for (AccessGroup *G : Chosen)
+        if (SizeChecked.contains(G->Leader))
+          Declined.push_back(G);
+      llvm::erase_if(ChosenGathers, [&](GatherAccess &GA) {
+        if (!SizeChecked.contains(GA.I))
+          return false;
+        DeclinedGathers.push_back(GA);
+        return true;
+      });
+    }
+    // Why an access whose object's size is known only at run time has no
+    // copy of the loop to run in.
+    auto NoCopyWhy = [&](const Instruction *Leader) -> std::string {
+      auto It = SizeChecked.find(Leader);
+      if (It == SizeChecked.end() || !NoCopy)
+        return "";
+      return "; its object's size, from " + It->second +
+             ", is known only at run time, and the loop is not copied for "
+             "smaller objects: " +
+             NoCopy;
+    };
+    for (AccessGroup *G : Declined)
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", G->Leader)
+               << "not prefetching " << ore::NV("Array", arrayName(SE, G->Base))
+               << "[...] via " << ore::NV("Index", chainNames(*G))
+               << ": the loop does " << ore::NV("Work", WorkPerAccess)
+               << " units of work per indirect access (needs "
+               << ore::NV("MinWork", WG.MinWork) << GateWhy
+               << "): out-of-order execution already overlaps these misses"
+               << NoCopyWhy(G->Leader);
+      });
+    for (const GatherAccess &GA : DeclinedGathers)
+      ORE.emit([&] {
+        return OptimizationRemarkMissed(DEBUG_TYPE, "TooLittleWork", GA.I)
+               << "not prefetching the lanes of a gather from "
+               << ore::NV("Array", gatherName(GA)) << " via "
+               << ore::NV("Index", chainNames(GA.G)) << ": the loop does "
+               << ore::NV("Work", WorkPerAccess)
+               << " units of work per indirect access (needs "
+               << ore::NV("MinWork", WG.MinWork) << GateWhy
+               << "): out-of-order execution already overlaps these misses"
+               << NoCopyWhy(GA.I);
+      });
+    countDeclined(Declined.size() + DeclinedGathers.size());
+    SmallPtrSet<const AccessGroup *, 4> Dropped(Declined.begin(),
+                                                Declined.end());
+    llvm::erase_if(Chosen, [&](AccessGroup *G) { return Dropped.contains(G); });
+    if (NoCopy)
+      SizeChecks.clear();
+  }
+}
+
+/// For the passed remark: why the gate let \p Leader's access through for its
+/// object's size, or an empty string.
+std::string LoopPrefetcher::sizeExemptWhy(const Instruction *Leader) const {
+  if (auto It = LargeExempt.find(Leader); It != LargeExempt.end())
+    return "; its object's size, from " + It->second +
+           ", exceeds resident-bytes (" + std::to_string(Opts.ResidentBytes) +
+           "), so the loop's " + std::to_string(WorkPerAccess) +
+           " units of work per indirect access (below " +
+           std::to_string(Gate.get().MinWork) + ") leave its misses exposed";
+  if (auto It = SizeChecked.find(Leader); It != SizeChecked.end())
+    return "; its object's size, from " + It->second +
+           ", is compared with resident-bytes (" +
+           std::to_string(Opts.ResidentBytes) +
+           ") at run time: a copy of the loop without prefetches runs "
+           "over smaller objects";
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
