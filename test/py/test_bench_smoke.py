@@ -155,6 +155,28 @@ def test_jax_control_markdown_keeps_earlier_runs():
     assert mod.NOTE in text and mod._OLD_NOTE in text
 
 
+def test_verify_markdown_keeps_hand_sections(tmp_path):
+    """bench/verify/run.py replaces only its own part of verify.md: sections
+    written after it (per host, by hand) stay, and a file without the markers
+    keeps its whole text after the new part."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("verify_run", ROOT / "bench/verify/run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    md = tmp_path / "verify.md"
+    mod.write_markdown(md, "# figures 1\n")
+    md.write_text(md.read_text() + "\n## A host, by hand\nkept\n")
+    mod.write_markdown(md, "# figures 2\n")
+    text = md.read_text()
+    assert "figures 1" not in text and "# figures 2" in text
+    assert text.index("# figures 2") < text.index("## A host, by hand\nkept")
+    old = tmp_path / "old.md"
+    old.write_text("# old figures\n\n## hand\n")
+    mod.write_markdown(old, "# new\n")
+    assert old.read_text().index("# new") < old.read_text().index("# old figures")
+
+
 @pytest.mark.skipif(not (LLVM_BIN / "mlir-opt").exists() or not PLUGIN.exists(),
                     reason=f"needs mlir-opt {LLVM} and the plugin built for it")
 def test_async_fusion_bench_quick(tmp_path):
