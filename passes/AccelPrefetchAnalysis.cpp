@@ -390,7 +390,8 @@ bool LoopPrefetcher::declineCacheResident(const AccessGroup &G,
 /// The local buffer \p G's loads are copied into, when the loop is a packing
 /// copy (GEMM codegen packs blocks of its operands into a stack panel that
 /// the micro-kernel then reads many times): every loaded value is only
-/// stored (or scattered) into one alloca, and each iteration reads at least
+/// stored (or scattered) into one alloca, or copied there by memcpy (the
+/// fused attention packs value rows so), and each iteration reads at least
 /// two adjacent lines. Such a source is read once, in row segments that the
 /// hardware prefetcher follows; software prefetches only add work to a loop
 /// that is bound by its stores.
@@ -398,7 +399,27 @@ AllocaInst *LoopPrefetcher::packingBuffer(const AccessGroup &G) const {
   if (linePoints(G).size() < 2)
     return nullptr;
   AllocaInst *Buffer = nullptr;
+  // Whether \p Dest points into one local buffer, the same for every member.
+  auto IntoBuffer = [&](Value *Dest) {
+    // A scatter's pointers: a GEP of the buffer with vector offsets.
+    if (auto *GEP = dyn_cast<GetElementPtrInst>(Dest))
+      Dest = GEP->getPointerOperand();
+    if (!Dest->getType()->isPointerTy())
+      return false;
+    auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(Dest));
+    if (!A || (Buffer && A != Buffer))
+      return false;
+    Buffer = A;
+    return true;
+  };
   for (Instruction *M : G.Members) {
+    // A copy of a row segment into the buffer (codegen packs panels with
+    // memcpy, or loop idiom recognition turns the element copies into one).
+    if (auto *Copy = dyn_cast<MemTransferInst>(M)) {
+      if (G.IsWrite || !IntoBuffer(Copy->getRawDest()))
+        return nullptr;
+      continue;
+    }
     auto *Load = dyn_cast<LoadInst>(M);
     if (!Load || Load->use_empty())
       return nullptr;
@@ -411,17 +432,8 @@ AllocaInst *LoopPrefetcher::packingBuffer(const AccessGroup &G) const {
                II && II->getIntrinsicID() == Intrinsic::masked_scatter &&
                II->getArgOperand(0) == Load)
         Dest = II->getArgOperand(1);
-      if (!Dest)
+      if (!Dest || !IntoBuffer(Dest))
         return nullptr;
-      // A scatter's pointers: a GEP of the buffer with vector offsets.
-      if (auto *GEP = dyn_cast<GetElementPtrInst>(Dest))
-        Dest = GEP->getPointerOperand();
-      if (!Dest->getType()->isPointerTy())
-        return nullptr;
-      auto *A = dyn_cast<AllocaInst>(getUnderlyingObject(Dest));
-      if (!A || (Buffer && A != Buffer))
-        return nullptr;
-      Buffer = A;
     }
   }
   return Buffer;
