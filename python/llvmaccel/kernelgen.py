@@ -66,6 +66,8 @@ class _Gen:
         self.fast = self.is_float and rng.random() < 0.15
         self.features: list[str] = [f"V={self.V}", f"I={self.I}", f"E={self.E}"]
         self.n = 0
+        #: The index map masks with the kernel's ``%tmask`` argument.
+        self.mask_arg = False
 
     def pick(self, choices: list[str]) -> str:
         """``rng.choice(choices)``, or the variant asked for (the draw is made
@@ -217,7 +219,9 @@ def _position(g: _Gen) -> tuple[str, Callable[[str], tuple[str, str]], int]:
 
 
 def _index_map(g: _Gen, ix: str, table: int) -> tuple[str, str, int]:
-    """f(B[i]): identity, + c, & mask (a power of two table), or * D (rows)."""
+    """f(B[i]): identity, + c, & mask (a power of two table; a constant, or
+    the ``%tmask`` argument, whose size accel-prefetch compares at run time),
+    or * D (rows)."""
     kind = g.rng.choice(["id", "id", "offset", "mask", "row"])
     g.features.append(f"map={kind}")
     if kind == "offset":
@@ -225,6 +229,10 @@ def _index_map(g: _Gen, ix: str, table: int) -> tuple[str, str, int]:
         return d, f"  {d} = add i64 {ix}, 1\n", table - 1
     if kind == "mask":
         d = g.tmp("f")
+        if g.rng.random() < 0.5:
+            g.mask_arg = True
+            g.features.append("mask=arg")
+            return d, f"  {d} = and i64 {ix}, %tmask\n", table
         return d, f"  {d} = and i64 {ix}, 63\n", table  # T has at least 64 elements then
     if kind == "row":
         d = g.tmp("f")
@@ -268,6 +276,9 @@ def _gather(g: _Gen, seed: int) -> GeneratedKernel:
     else:
         params.append("ptr noalias %w")
         args["w"] = g.buf(g.E, g.V)
+    if g.mask_arg:  # T is a power of two, at least 64 elements
+        params.append("i64 %tmask")
+        args["tmask"] = ArgSpec(values=(0, 1, 63, T - 1))
     if early:
         params.append("i64 %m")
         g.features.append("early-exit")
