@@ -65,14 +65,48 @@ STATISTIC(NumLoopsVersioned,
           "Loops copied to run without prefetches over small objects");
 
 /// A value for remarks: a constant's value, else its source or IR name, else
-/// an empty string.
-static std::string valueText(const Value *V) {
+/// a small expression of named values (`nbuckets * 4`, `64 - bits`: what
+/// clang makes of a size or a shift), else an empty string.
+static std::string valueText(const Value *V, unsigned Depth = 0) {
   if (const auto *C = dyn_cast<ConstantInt>(V))
     return std::to_string(C->getZExtValue());
   std::string Name = accel::sourceVariableName(const_cast<Value *>(V));
   if (!Name.empty())
     return Name;
-  return V->getName().str();
+  if (V->hasName())
+    return V->getName().str();
+  const auto *I = dyn_cast<Instruction>(V);
+  if (!I || Depth > 2)
+    return "";
+  if (isa<CastInst>(I))
+    return valueText(I->getOperand(0), Depth + 1);
+  const char *Op = nullptr;
+  switch (I->getOpcode()) {
+  case Instruction::Add:
+    Op = " + ";
+    break;
+  case Instruction::Sub:
+    Op = " - ";
+    break;
+  case Instruction::Mul:
+    Op = " * ";
+    break;
+  case Instruction::Shl:
+    if (const auto *C = dyn_cast<ConstantInt>(I->getOperand(1));
+        C && C->getValue().ult(63)) {
+      std::string L = valueText(I->getOperand(0), Depth + 1);
+      std::string Text = L + " * " + std::to_string(1ull << C->getZExtValue());
+      return L.empty() ? "" : Depth ? "(" + Text + ")" : Text;
+    }
+    return "";
+  default:
+    return "";
+  }
+  std::string L = valueText(I->getOperand(0), Depth + 1);
+  std::string R = valueText(I->getOperand(1), Depth + 1);
+  if (L.empty() || R.empty())
+    return "";
+  return Depth ? "(" + L + Op + R + ")" : L + Op + R;
 }
 
 /// The scalar a vector operand splats, or \p V itself.

@@ -17,10 +17,11 @@
 // RUN: opt %loadaccel -passes='accel-prefetch<min-work=16;distance=16>' -pass-remarks=accel-prefetch \
 // RUN:   -disable-output %t.ll 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --input-file=%t.before
+// (-g: the remarks name the source's variables and expressions.)
 
-// REMARK-DAG: prefetched count[...] via keys, {{.*}}from a memset of a size known at run time, is compared with resident-bytes (1048576) at run time
+// REMARK-DAG: prefetched count[...] via keys, {{.*}}from a memset of nb * 4 bytes, is compared with resident-bytes (1048576) at run time
 // REMARK-DAG: prefetched table[...] via vals, {{.*}}from its index range [0, mask] of 8-byte elements, is compared
-// REMARK-DAG: prefetched slots[...] via keys, {{.*}}from its index range (a shift known at run time) of 16-byte elements, is compared
+// REMARK-DAG: prefetched slots[...] via keys, {{.*}}from its index range [0, 2^(64 - (64 - bits))) of 16-byte elements, is compared
 // CHECK: histogram 1000
 // CHECK: histogram 1000000
 // CHECK: updates 1024
