@@ -173,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
             line = {"pass": name, "pipeline": report.pipeline, "seed": seed,
                     "next_seed": report.next_seed, "seconds": round(report.seconds, 1),
                     "jobs": args.jobs, "kernels": report.kernels,
-                    "kernels_transformed": report.kernels_transformed, "cases": report.cases,
+                    "kernels_transformed": report.kernels_transformed,
+                     "kernels_unchanged": report.kernels_unchanged, "cases": report.cases,
                     "stress_modules": report.stress_modules,
                     "stress_transformed": report.stress_transformed,
                     "findings": dict(report.findings),
@@ -199,11 +200,13 @@ def totals(lines: list[dict]) -> dict:
     out: dict[str, dict] = {}
     for line in lines:
         t = out.setdefault(line["pass"], {
-            "kernels": 0, "kernels_transformed": 0, "stress_modules": 0, "cases": 0,
-            "seconds": 0.0, "findings": Counter(), "generator_errors": 0, "runs": 0,
+            "kernels": 0, "kernels_transformed": 0, "kernels_unchanged": 0,
+            "stress_modules": 0, "cases": 0, "seconds": 0.0, "findings": Counter(), "generator_errors": 0, "runs": 0,
             "by_shape": {}, "hosts": {}, "ranges": [], "saved": []})
-        for key in ("kernels", "kernels_transformed", "stress_modules", "cases",
-                    "generator_errors"):
+        # kernels_unchanged: since the fuzz stopped executing the kernels a
+        # pass leaves as they were (earlier lines executed every kernel).
+        for key in ("kernels", "kernels_transformed", "kernels_unchanged", "stress_modules",
+                    "cases", "generator_errors"):
             t[key] += int(line.get(key, 0))
         t["seconds"] += float(line.get("seconds", 0.0))
         t["runs"] += 1
@@ -228,14 +231,16 @@ def totals(lines: list[dict]) -> dict:
 
 def markdown(summary: dict) -> str:
     """The totals as markdown tables."""
-    rows = ["| pass | runs | generated kernels | transformed | llvm-stress modules | inputs "
-            "executed | findings | to 100,000 kernels | to 10,000 modules |",
-            "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    rows = ["| pass | runs | generated kernels | transformed | unchanged, not executed | "
+            "llvm-stress modules | inputs executed | findings | to 100,000 kernels | "
+            "to 10,000 modules |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for name, t in sorted(summary.items()):
         found = ", ".join(f"{k} {v}" for k, v in sorted(t["findings"].items())) or "none"
         share = 100.0 * t["kernels_transformed"] / t["kernels"] if t["kernels"] else 0.0
         rows.append(f"| `{name}` | {t['runs']} | {t['kernels']:,} | "
-                    f"{t['kernels_transformed']:,} ({share:.0f}%) | {t['stress_modules']:,} | "
+                    f"{t['kernels_transformed']:,} ({share:.0f}%) | {t['kernels_unchanged']:,} | "
+                    f"{t['stress_modules']:,} | "
                     f"{t['cases']:,} | {found} | "
                     f"{max(0, GOAL_KERNELS - t['kernels']):,} | "
                     f"{max(0, GOAL_STRESS - t['stress_modules']):,} |")

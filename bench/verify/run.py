@@ -124,7 +124,8 @@ def main() -> int:
                    progress=True)
         print(rep.table(), flush=True)
         runs.append({"pass": name, "seconds": round(rep.seconds, 1), "kernels": rep.kernels,
-                     "kernels_transformed": rep.kernels_transformed, "cases": rep.cases,
+                     "kernels_transformed": rep.kernels_transformed,
+                     "kernels_unchanged": rep.kernels_unchanged, "cases": rep.cases,
                      "stress_modules": rep.stress_modules,
                      "stress_transformed": rep.stress_transformed,
                      "findings": dict(rep.findings), "commit": commit,

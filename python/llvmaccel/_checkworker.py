@@ -36,7 +36,7 @@ from .inputs import (
     make_case,
     unpack,
 )
-from .ir import parse_ir
+from .ir import parse_ir, same_module_text
 from .irinfo import describe
 from .pipeline import run_passes
 
@@ -561,6 +561,17 @@ def _run_job(job: dict) -> None:
         _execute(prepared)
 
 
+def _printed(module: object, target: str | None) -> str:
+    """The original as the pipeline would print it had no pass changed it: the
+    job's text may be spelled otherwise (a generator's, a hand-written
+    module's), and ``target`` sets the triple, layout and CPU attributes."""
+    if not target:
+        return str(module)
+    base = module.clone()
+    run_passes(base, "verify", verify_each=False, remarks=None, target=target)
+    return str(base)
+
+
 def _prepare(job: dict) -> _Prepared | None:
     """Applies the pipeline, reads the IR and compiles both versions, emitting
     the events of these stages; None when the job is over (a finding before
@@ -589,8 +600,14 @@ def _prepare(job: dict) -> _Prepared | None:
         fired: dict[str, int] = {}
         for r in report.passed():
             fired[r.pass_name] = fired.get(r.pass_name, 0) + 1
+        with _Timed("print"):
+            changed = not same_module_text(after_ir, _printed(before, job.get("target")))
         _emit({"event": "pipeline", "after": after_ir, "fired": fired,
-               "statistics": report.statistics})
+               "statistics": report.statistics, "changed": changed})
+        if not changed and not job.get("execute_unchanged", True):
+            # Nothing to compare: the pipeline verified the module and left it.
+            _emit({"event": "done", "counts": {"ok": 0, "both-undefined": 0}})
+            return None
     execute = job.get("execute", True) is not False
     with _Timed("describe"):
         # Without runs only the signatures matter, not what the bodies do.

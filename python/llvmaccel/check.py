@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from .errors import LLVMAccelError, PipelineError
 from .inputs import ArgSpec
-from .ir import Module
+from .ir import Module, same_module_text
 
 __all__ = ["CheckResult", "CheckWorkers", "Finding", "check", "make_job", "run_jobs",
            "FINDING_KINDS"]
@@ -137,11 +137,6 @@ def _text(module: Module | str | bytes | os.PathLike) -> str:
     return module
 
 
-def _normalized(ir: str) -> str:
-    return "\n".join(line for line in ir.splitlines()
-                     if not line.startswith(("; ModuleID", "source_filename")))
-
-
 def run_transform(command: str, ir: str, timeout: float = 120.0) -> tuple[str | None, str]:
     """Runs a shell command with ``ir`` on stdin; (IR on stdout or None, error text)."""
     try:
@@ -177,11 +172,15 @@ def make_job(
     target: str | None = None,
     compile_pipeline: str | None = None,
     libraries: list[str] | None = None,
+    execute_unchanged: bool = True,
 ) -> dict:
     """The job :func:`check` runs, as a JSON-able dict (see :func:`check` for the
     arguments; ``codegen=False`` with ``execute=False`` skips the JIT, for
-    modules of other targets); ``transform`` is applied here. Raises ValueError
-    on bad arguments."""
+    modules of other targets; ``execute_unchanged=False`` ends a pipeline job
+    after the pipeline when it left the module as it was: the same IR runs the
+    same way, so executing it twice would test only whether the original is
+    deterministic); ``transform`` is applied here. Raises ValueError on bad
+    arguments."""
     if sum(x is not None for x in (pipeline, after, transform)) != 1:
         raise ValueError("give exactly one of pipeline, after= or transform=")
     before_ir = _text(module)
@@ -191,6 +190,7 @@ def make_job(
                  "stop_at_first": stop_at_first, "execute": execute,
                  "stop_at_timeout": stop_at_timeout, "compile": codegen, "target": target,
                  "compile_pipeline": compile_pipeline, "libraries": list(libraries or []),
+                 "execute_unchanged": execute_unchanged,
                  "args": {k: (_spec(k, v)).to_dict() for k, v in (args or {}).items()}}
     if after is not None:
         job["after"] = _text(after)
@@ -428,7 +428,7 @@ class CheckWorkers:
                 todo.append(i)
                 if job.get("after") is not None:
                     results[i].after_ir = job["after"]
-                    results[i].changed = _normalized(job["after"]) != _normalized(start_ir)
+                    results[i].changed = not same_module_text(job["after"], start_ir)
         units = [todo[k:k + self.group] for k in range(0, len(todo), self.group)]
         errors: list[BaseException] = []
         lock = threading.Lock()
@@ -506,8 +506,7 @@ class CheckWorkers:
                     in_group = set(event.get("group") or ())
                 elif kind == "pipeline":
                     result.after_ir = event["after"]
-                    result.changed = (_normalized(event["after"])
-                                      != _normalized(jobs[current]["before"]))
+                    result.changed = event["changed"]
                     result.fired = event["fired"]
                     result.statistics = event["statistics"]
                 elif kind == "layout":

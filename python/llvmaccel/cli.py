@@ -193,7 +193,8 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 def _append_json(path: str, report: object) -> None:
     data = {"pass": report.pass_name, "pipeline": report.pipeline, "seed": report.seed,
             "seconds": round(report.seconds, 1), "kernels": report.kernels,
-            "kernels_transformed": report.kernels_transformed, "cases": report.cases,
+            "kernels_transformed": report.kernels_transformed,
+                     "kernels_unchanged": report.kernels_unchanged, "cases": report.cases,
             "stress_modules": report.stress_modules,
             "stress_transformed": report.stress_transformed,
             "findings": dict(report.findings), "generator_errors": report.generator_errors,

@@ -2,7 +2,9 @@
 
 Every generated kernel (:mod:`llvmaccel.kernelgen`) goes through the pass with
 the verifier after every pass and through :func:`llvmaccel.check` on its
-inputs; every ``llvm-stress`` module goes through the pass with the verifier
+inputs (a kernel the pass leaves as it was is verified, not executed: the
+same IR runs the same way, and running it twice would only test whether the
+original is deterministic); every ``llvm-stress`` module goes through the pass with the verifier
 and is compiled before and after (llvm-stress code branches on poison and
 loops forever, so it is not executed). Each failing case is kept under
 ``out_dir`` as the input module, a reduced module (llvm-reduce) and a text file
@@ -37,6 +39,9 @@ class FuzzReport:
     seconds: float = 0.0
     kernels: int = 0
     kernels_transformed: int = 0
+    #: Generated kernels the pipeline left as they were: verified by the
+    #: pipeline (``-verify-each``), not executed (the same IR runs the same way).
+    kernels_unchanged: int = 0
     stress_modules: int = 0
     stress_transformed: int = 0
     cases: int = 0
@@ -63,6 +68,7 @@ class FuzzReport:
             f"{self.seed}, {self.seconds:.0f} s)",
             f"  generated kernels: {self.kernels} checked, {self.kernels_transformed} "
             f"transformed ({_pct(self.kernels_transformed, self.kernels)}), "
+            f"{self.kernels_unchanged} left unchanged (not executed), "
             f"{self.cases} inputs executed",
             f"  llvm-stress modules: {self.stress_modules} verified and compiled, "
             f"{self.stress_transformed} transformed",
@@ -201,7 +207,7 @@ def fuzz(
                                    seed=k.seed, timeout=1.0,
                                    seconds=(seconds - elapsed) if seconds else None,
                                    target="host", compile_pipeline=k.compile_pipeline,
-                                   libraries=k.libraries)
+                                   libraries=k.libraries, execute_unchanged=False)
                           for k in gens]
             n_stress = stress if stress is not None else max(1, n // 4)
             t0 = time.perf_counter()
@@ -310,6 +316,7 @@ def _count_kernel(report: FuzzReport, k: kernelgen.GeneratedKernel, r: CheckResu
     report.kernels += 1
     fired = bool(r.fired.get(report.pass_name))
     report.kernels_transformed += fired
+    report.kernels_unchanged += not r.changed and not r.findings
     report.cases += r.cases
     shape = report.by_shape.setdefault(k.shape, Counter())
     shape["checked"] += 1

@@ -114,6 +114,17 @@ class Module:
         self._ref.link(other._ref, list(inline))
 
 
+def same_module_text(a: str, b: str) -> bool:
+    """True when two modules' texts are the same but for the module's name
+    (the ``; ModuleID`` line and ``source_filename``)."""
+    return _normalized(a) == _normalized(b)
+
+
+def _normalized(ir: str) -> str:
+    return "\n".join(line for line in ir.splitlines()
+                     if not line.startswith(("; ModuleID", "source_filename")))
+
+
 def parse_ir(source: str | bytes, name: str = "<string>") -> Module:
     """Parses textual LLVM IR or bitcode.
 

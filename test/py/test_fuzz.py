@@ -350,7 +350,7 @@ def test_fuzz_with_groups_and_two_workers_counts_every_kernel(tmp_path):
     assert report.ok, report.table()
     assert report.kernels == 12 and report.next_seed == 4012
     assert report.stress_modules >= 2
-    assert report.cases == 12 * 8
+    assert report.cases == (12 - report.kernels_unchanged) * 8
     assert report.times["worker:execute"] > 0 and report.times["generate"] > 0
     assert "jit" in report.stage_table()
 
@@ -455,3 +455,25 @@ def test_a_case_the_original_runs_differently_each_time_is_not_a_finding():
     assert r.ok and r.undefined == 4 and r.agreed == 0, r.summary()
     wrong = check(SCALAR, "f", after=SCALAR.replace("add i64 %x, 1", "add i64 %x, 2"), cases=4)
     assert [f.kind for f in wrong.findings] == ["mismatch"]
+
+
+def test_kernels_a_pass_leaves_unchanged_are_verified_not_executed(tmp_path):
+    """accel-phi-decompose acts on aggregate phis only: the gathers it leaves
+    as they were are counted but not executed (running the same IR twice
+    would test the original's determinism, not the pass); the aggregate-phi
+    kernels it splits are executed, every case."""
+    report = fuzz("accel-phi-decompose", kernels=12, cases=4, seed=100, out_dir=str(tmp_path),
+                  shapes=["gather", "aggphi"], stress=0)
+    assert report.ok, report.table()
+    by = report.by_shape
+    assert by["gather"]["checked"] >= 1 and by["gather"]["transformed"] == 0, by
+    assert report.kernels_unchanged >= by["gather"]["checked"], report.table()
+    assert report.kernels_unchanged < report.kernels, report.table()
+    assert report.cases == (report.kernels - report.kernels_unchanged) * 4, report.table()
+    assert "left unchanged (not executed)" in report.table()
+    # check itself executes an unchanged module unless told not to, and says
+    # it is unchanged though the pipeline set the host's triple and CPU.
+    for target in (None, "host"):
+        r = check(GATHER_IR, "gather", pipeline="accel-phi-decompose", cases=4, target=target)
+        assert r.cases == 4 and not r.changed and "transformed: no" in r.summary(), r.summary()
+    assert check(GATHER_IR, "gather", pipeline="accel-prefetch", cases=4, target="host").changed
