@@ -193,8 +193,15 @@ bool removeImpliedChecks(ArrayRef<GuardedAccess> Accesses, ScalarEvolution &SE,
       ++NumChecksImplied;
     }
   // Accesses name the compares: replace them only now (the caller finds the
-  // accesses again).
-  for (auto [Cmp, Known] : Implied) {
+  // accesses again). Tracked: folding the users of one compare may fold away
+  // another that uses it (a compare of compares).
+  SmallVector<std::pair<WeakVH, bool>, 8> Tracked;
+  for (auto [Cmp, Known] : Implied)
+    Tracked.push_back({WeakVH(Cmp), Known});
+  for (auto &[H, Known] : Tracked) {
+    auto *Cmp = cast_or_null<Instruction>(H);
+    if (!Cmp)
+      continue;
     SE.forgetValue(Cmp);
     replaceAndFold(Cmp, ConstantInt::getBool(Cmp->getContext(), Known),
                    Decided);
