@@ -201,7 +201,8 @@ def totals(lines: list[dict]) -> dict:
     for line in lines:
         t = out.setdefault(line["pass"], {
             "kernels": 0, "kernels_transformed": 0, "kernels_unchanged": 0,
-            "stress_modules": 0, "cases": 0, "seconds": 0.0, "findings": Counter(), "generator_errors": 0, "runs": 0,
+            "stress_modules": 0, "cases": 0, "seconds": 0.0, "findings": Counter(),
+            "generator_errors": 0, "runs": 0,
             "by_shape": {}, "hosts": {}, "ranges": [], "saved": []})
         # kernels_unchanged: since the fuzz stopped executing the kernels a
         # pass leaves as they were (earlier lines executed every kernel).
