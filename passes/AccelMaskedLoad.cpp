@@ -165,7 +165,9 @@ bool removeImpliedChecks(ArrayRef<GuardedAccess> Accesses, ScalarEvolution &SE,
                          OptimizationRemarkEmitter &ORE,
                          SmallVectorImpl<WeakTrackingVH> &Decided) {
   SmallPtrSet<ICmpInst *, 8> Done;
-  SmallVector<std::pair<ICmpInst *, bool>, 8> Implied;
+  // Tracked: folding the users of one compare may fold away another that
+  // uses it (a compare of compares).
+  SmallVector<std::pair<WeakVH, bool>, 8> Implied;
   for (const GuardedAccess &GA : Accesses)
     for (const RangeCheck &RC : GA.Checks) {
       ICmpInst *Cmp = RC.Cmp;
@@ -193,12 +195,8 @@ bool removeImpliedChecks(ArrayRef<GuardedAccess> Accesses, ScalarEvolution &SE,
       ++NumChecksImplied;
     }
   // Accesses name the compares: replace them only now (the caller finds the
-  // accesses again). Tracked: folding the users of one compare may fold away
-  // another that uses it (a compare of compares).
-  SmallVector<std::pair<WeakVH, bool>, 8> Tracked;
-  for (auto [Cmp, Known] : Implied)
-    Tracked.push_back({WeakVH(Cmp), Known});
-  for (auto &[H, Known] : Tracked) {
+  // accesses again).
+  for (auto &[H, Known] : Implied) {
     auto *Cmp = cast_or_null<Instruction>(H);
     if (!Cmp)
       continue;
