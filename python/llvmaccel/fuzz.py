@@ -186,21 +186,22 @@ def fuzz(
                 (prior or {}).get(name, Counter())["checked"] for name in names)
             if first:
                 n = min(n, len(names))
-            gens, gen_seconds = [], []
             weights = shape_weights(names, report.by_shape, prior)
-            for s in range(next_seed, next_seed + n):
-                shape = names[(s - next_seed) % len(names)] if first else _shape(names, s, weights)
-                t0 = time.perf_counter()
-                try:
-                    gens.append(kernelgen.generate(s, shape))
-                    gen_seconds.append(time.perf_counter() - t0)
-                except (RuntimeError, subprocess.SubprocessError) as err:
-                    # mlir-opt or clang rejected a generated program: a bug of
-                    # the generator, counted and kept, never a finding of the pass.
-                    report.generator_errors += 1
-                    _keep_generator_error(report, out_dir,
-                                          f"{pass_name}-{shape.replace(':', '-')}-{s}", str(err))
-                report._add_time("generate", time.perf_counter() - t0)
+            requests = [(s, names[(s - next_seed) % len(names)] if first
+                         else _shape(names, s, weights))
+                        for s in range(next_seed, next_seed + n)]
+            t0 = time.perf_counter()
+            gens = []
+            for (s, shape), k in zip(requests, kernelgen.generate_many(requests), strict=True):
+                if isinstance(k, kernelgen.GeneratedKernel):
+                    gens.append(k)
+                    continue
+                # mlir-opt or clang rejected a generated program: a bug of
+                # the generator, counted and kept, never a finding of the pass.
+                report.generator_errors += 1
+                _keep_generator_error(report, out_dir,
+                                      f"{pass_name}-{shape.replace(':', '-')}-{s}", str(k))
+            report._add_time("generate", time.perf_counter() - t0)
             # target="host": the pass sees this machine's facts (TTI), as code
             # the JIT runs here would.
             batch_jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases,
@@ -223,8 +224,8 @@ def fuzz(
             for i, r in enumerate(results):
                 for k, v in r.times.items():
                     report._add_time(f"{'worker' if i < len(gens) else 'worker-stress'}:{k}", v)
-            for k, r, g in zip(gens, results[: len(gens)], gen_seconds, strict=True):
-                cost = g + sum(v for key, v in r.times.items()
+            for k, r in zip(gens, results[: len(gens)], strict=True):
+                cost = k.seconds + sum(v for key, v in r.times.items()
                                if key not in ("worker-start", "children"))
                 _count_kernel(report, k, r, cost)
                 if r.findings:

@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 
 from .inputs import ArgSpec
 
-__all__ = ["ASYNC_SHAPES", "LAUNCH_SHAPES", "COROUTINE_LOWERING", "available",
-           "async_runtime_library", "recorder_library", "generate_async", "generate_launch"]
+__all__ = ["ASYNC_SHAPES", "LAUNCH_SHAPES", "COROUTINE_LOWERING", "AsyncDraft", "available",
+           "async_runtime_library", "draft_async", "generate_async", "generate_launch",
+           "lower_mlir", "lower_mlir_many", "recorder_library"]
 
 ASYNC_SHAPES = ("async-chain", "async-dag", "async-group", "async-loop")
 LAUNCH_SHAPES = ("launch-cuda", "launch-hip", "launch-ze")
@@ -161,6 +162,53 @@ class _Task:
     slots: list[int] = field(default_factory=list)   # slots it writes
 
 
+def _operands_in_order(deps: list[_Task], values: list[_Task]
+                       ) -> tuple[list[_Task], list[_Task]]:
+    """The operands a task waits for, in an order MLIR's lowering and runtime
+    run without a race, a use after free or a deadlock.
+
+    The lowering of ``async.execute`` awaits the tokens, then the values, one
+    after the other, and stops at the first operand in error, setting the
+    task's token in error:
+
+    * The operands it had not awaited yet may still be running then, and a
+      caller waiting for that token would return before them (a race with
+      the comparison of the results). So of several operands at most one
+      task's may be in error, and it is awaited last.
+    * When that first operand is the first of several, the token is dropped
+      twice. So the first operand is error-free.
+    * ``async-runtime-ref-counting`` drops the task's token once more on the
+      error edges of a task with a value operand when its error block has
+      more than one predecessor (LLVM 19 and 22): the token is freed while
+      its caller holds it. So a task with a value operand in error has no
+      other operand (and does not fail itself, see :meth:`_AsyncGen.add_task`),
+      and one with values that cannot fail awaits no token in error.
+    * MLIR's reference runtime resumes the awaiters of a token or value on
+      the thread that sets it, holding that object's lock: a task resumed
+      there (from an operand that depends on the object) that then awaits
+      the object itself waits for a lock its own thread holds, for ever. So
+      no operand is awaited after an operand that (transitively) waits for
+      it: tokens and values each in the order they were made, and no token
+      that waits for one of the values.
+
+    Operands left out are waited for by the group that joins the tasks the
+    returned token does not cover (:meth:`_AsyncGen.build`).
+    """
+    values = sorted(values, key=lambda v: v.index)
+    deps = sorted((d for d in deps if not any(v.index in d.closure for v in values)),
+                  key=lambda d: d.index)
+    risky = [d for d in deps + values if d.may_error]
+    if len(deps) + len(values) < 2 or not risky:
+        return deps, values
+    clean_deps = [d for d in deps if not d.may_error]
+    if values:
+        risky_values = [v for v in values if v.may_error]
+        return ([], risky_values[-1:]) if risky_values else (clean_deps, values)
+    if not clean_deps:  # one operand: no error-free first
+        return risky[-1:], []
+    return clean_deps + risky[-1:], []
+
+
 class _AsyncGen:
     def __init__(self, rng: random.Random, shape: str) -> None:
         self.rng = rng
@@ -262,22 +310,13 @@ class _AsyncGen:
                  yields: bool, ind: str = "  ") -> _Task:
         """Appends ``async.execute [deps] (values)`` to the body."""
         rng = self.rng
-        ops = deps + value_deps
-        # MLIR's lowering of a task that awaits several operands, the first of
-        # which is an error, drops the task's token twice (a use after free in
-        # the original program): keep an error-free operand first, or one operand.
-        if len(ops) >= 2 and ops[0].may_error:
-            clean = [d for d in deps if not d.may_error]
-            if clean:
-                deps = [clean[0]] + [d for d in deps if d is not clean[0]]
-            elif not deps and [v for v in value_deps if not v.may_error]:
-                v0 = [v for v in value_deps if not v.may_error][0]
-                value_deps = [v0] + [v for v in value_deps if v is not v0]
-            else:
-                deps, value_deps = (deps[:1], []) if deps else ([], value_deps[:1])
+        deps, value_deps = _operands_in_order(deps, value_deps)
         t = _Task(len(self.tasks), self.tmp("t"))
         fail_id = None
-        if fallible and rng.random() < 0.4:
+        # A task with a value operand does not fail itself: its error block
+        # would have two predecessors, which MLIR's ref counting gets wrong
+        # (see _operands_in_order).
+        if fallible and rng.random() < 0.4 and not value_deps:
             t.fails, fail_id = True, t.index
             self.feature("error-path")
         t.may_error = t.fails or any(d.may_error for d in deps + value_deps)
@@ -495,6 +534,14 @@ entry:
 {decls}"""
 
 
+def _mlir_tools() -> tuple[str, str]:
+    mlir_opt, translate = _tool("mlir-opt"), _tool("mlir-translate")
+    if not mlir_opt or not translate:
+        raise FileNotFoundError(f"mlir-opt/mlir-translate not found: apt-get install "
+                                f"mlir-{_llvm_major()}-tools")
+    return mlir_opt, translate
+
+
 def lower_mlir(text: str) -> str:
     """LLVM IR of an MLIR async program (mlir-opt and mlir-translate of this release).
 
@@ -502,10 +549,7 @@ def lower_mlir(text: str) -> str:
         FileNotFoundError: the MLIR tools are not installed.
         RuntimeError: they reject the program.
     """
-    mlir_opt, translate = _tool("mlir-opt"), _tool("mlir-translate")
-    if not mlir_opt or not translate:
-        raise FileNotFoundError(f"mlir-opt/mlir-translate not found: apt-get install "
-                                f"mlir-{_llvm_major()}-tools")
+    mlir_opt, translate = _mlir_tools()
     low = subprocess.run([mlir_opt, *MLIR_ASYNC_LOWERING], input=text, capture_output=True,
                          text=True, timeout=120)
     if low.returncode:
@@ -517,8 +561,70 @@ def lower_mlir(text: str) -> str:
     return out.stdout
 
 
-def generate_async(rng: random.Random, shape: str) -> tuple[str, TaskProgram]:
-    """(LLVM IR with ``@kernel``, the MLIR program) for an ``async-*`` shape."""
+#: Between the programs of one run of the MLIR tools (``--split-input-file``).
+_SPLIT = "// -----"
+_LLVM_SPLIT = "; ----- llvmaccel split -----"
+
+
+def lower_mlir_many(texts: list[str]) -> list[str | RuntimeError]:
+    """:func:`lower_mlir` of each program, all in one run of each tool.
+
+    The tools' ``--split-input-file`` lowers each program alone, as its own
+    module: the same IR as one run per program without starting the tools
+    (and registering MLIR's dialects) once per program. When a tool rejects
+    one of them, each program is lowered alone, so that the error is its own.
+
+    Returns:
+        Per program, its LLVM IR or the :class:`RuntimeError` of a rejection.
+
+    Raises:
+        FileNotFoundError: the MLIR tools are not installed.
+    """
+    if len(texts) < 2 or any(_SPLIT in t for t in texts):
+        return [_lowered(t) for t in texts]
+    mlir_opt, translate = _mlir_tools()
+    split = [f"--split-input-file={_SPLIT}", f"--output-split-marker={_SPLIT}"]
+    low = subprocess.run([mlir_opt, *split, *MLIR_ASYNC_LOWERING],
+                         input=f"\n{_SPLIT}\n".join(texts),
+                         capture_output=True, text=True, timeout=120 * len(texts))
+    out = None
+    if not low.returncode:
+        out = subprocess.run([translate, f"--split-input-file={_SPLIT}",
+                              f"--output-split-marker={_LLVM_SPLIT}", "--mlir-to-llvmir"],
+                             input=low.stdout, capture_output=True, text=True,
+                             timeout=120 * len(texts))
+    parts = out.stdout.split(_LLVM_SPLIT) if out is not None and not out.returncode else []
+    if len(parts) != len(texts):
+        return [_lowered(t) for t in texts]
+    return [p.lstrip("\n") for p in parts]
+
+
+def _lowered(text: str) -> str | RuntimeError:
+    try:
+        return lower_mlir(text)
+    except RuntimeError as err:
+        return err
+
+
+@dataclass
+class AsyncDraft:
+    """An ``async-*`` program before its lowering (:func:`draft_async`)."""
+
+    program: TaskProgram
+    is_group: bool
+    slots: int
+
+    def finish(self, lowered: str) -> str:
+        """The kernel's LLVM IR: the lowered graph (``lowered``, from
+        :func:`lower_mlir`) with ``@kernel`` and the MLIR source as a comment."""
+        ir = _wrapper(lowered, self.is_group, self.slots)
+        header = "".join(f"; {line}\n" for line in self.program.source.splitlines())
+        return f"; MLIR source of the graph:\n{header}{ir}"
+
+
+def draft_async(rng: random.Random, shape: str) -> AsyncDraft:
+    """The MLIR program of an ``async-*`` shape, not lowered yet (several drafts
+    are lowered together by :func:`lower_mlir_many`)."""
     g = _AsyncGen(rng, shape)
     text, _, is_group = g.build()
     fails = len(g.tasks) + g.fail_ids
@@ -526,9 +632,13 @@ def generate_async(rng: random.Random, shape: str) -> tuple[str, TaskProgram]:
         text, {"m": ArgSpec(bytes=4 * g.slots, elem="i32"),
                "fail": ArgSpec(values=tuple(range(-1, fails)))},
         g.features + [f"tasks={len(g.tasks)}", f"slots={g.slots}"])
-    ir = _wrapper(lower_mlir(text), is_group, g.slots)
-    header = "".join(f"; {line}\n" for line in text.splitlines())
-    return f"; MLIR source of the graph:\n{header}{ir}", prog
+    return AsyncDraft(prog, is_group, g.slots)
+
+
+def generate_async(rng: random.Random, shape: str) -> tuple[str, TaskProgram]:
+    """(LLVM IR with ``@kernel``, the MLIR program) for an ``async-*`` shape."""
+    draft = draft_async(rng, shape)
+    return draft.finish(lower_mlir(draft.program.source)), draft.program
 
 
 # --------------------------------------------------------------------------
