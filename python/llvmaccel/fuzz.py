@@ -18,6 +18,7 @@ import random
 import subprocess
 import time
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from . import kernelgen
@@ -49,7 +50,9 @@ class FuzzReport:
     by_shape: dict[str, Counter] = field(default_factory=dict)
     saved: list[str] = field(default_factory=list)
     generator_errors: int = 0
-    #: Seconds per stage: ``generate`` (kernelgen), ``stress`` (llvm-stress),
+    #: Seconds per stage: ``generate`` (kernelgen) and ``stress``
+    #: (llvm-stress), made in a thread while the workers check the batch
+    #: before, ``wait for generation`` (the checking waiting for them),
     #: ``check`` (the checking workers, wall time), and the workers' own
     #: stages as ``worker:<stage>`` for kernels and ``worker-stress:<stage>``
     #: for llvm-stress modules (see :attr:`llvmaccel.check.CheckResult.times`;
@@ -106,6 +109,33 @@ def _stress_module(tool: str, seed: int) -> str | None:
     out = subprocess.run([tool, f"-seed={seed}", f"-size={50 + seed % 200}"],
                          capture_output=True, text=True, timeout=60)
     return out.stdout if out.returncode == 0 else None
+
+
+@dataclass
+class _Batch:
+    """Kernels and llvm-stress modules made for one round of checking."""
+
+    seed: int
+    size: int
+    kernels: list[kernelgen.GeneratedKernel]
+    #: (seed, shape, error) of programs the MLIR tools or clang rejected.
+    errors: list[tuple[int, str, Exception]]
+    stress: list[tuple[int, str]]
+    generate_seconds: float
+    stress_seconds: float
+
+
+def _make_batch(seed: int, requests: list[tuple[int, str]], n_stress: int,
+                stress_tool: str) -> _Batch:
+    t0 = time.perf_counter()
+    made = kernelgen.generate_many(requests)
+    t1 = time.perf_counter()
+    stress = [(s, _stress_module(stress_tool, s)) for s in range(seed, seed + n_stress)]
+    return _Batch(seed, len(requests),
+                  [k for k in made if isinstance(k, kernelgen.GeneratedKernel)],
+                  [(s, shape, k) for (s, shape), k in zip(requests, made, strict=True)
+                   if not isinstance(k, kernelgen.GeneratedKernel)],
+                  [(s, ir) for s, ir in stress if ir], t1 - t0, time.perf_counter() - t1)
 
 
 def fuzz(
@@ -170,38 +200,51 @@ def fuzz(
     stress_tool = find_llvm_tool("llvm-stress")
     # Shapes with variants are weighted variant by variant.
     names = kernelgen.units(shapes)
-    next_seed = seed
-    with CheckWorkers(jobs, group=group) as workers:
-        while True:
+    state = {"next_seed": seed, "planned": 0, "probed": False}
+
+    def plan() -> Future[_Batch] | None:
+        """The next batch, made in the background while the workers check
+        the one before (its shapes weighted by the kernels checked so far)."""
+        n = batch * jobs if kernels is None else min(batch * jobs,
+                                                     kernels - state["planned"])
+        if n <= 0:
+            return None
+        # Knowing nothing yet (no kernel checked, no prior), the first batch
+        # is one kernel of each shape in turn: what each costs and whether
+        # the pass acts on it, for the weights of the next.
+        first = not state["probed"] and not report.by_shape and not any(
+            (prior or {}).get(name, Counter())["checked"] for name in names)
+        state["probed"] = True
+        if first:
+            n = min(n, len(names))
+        s0 = state["next_seed"]
+        weights = shape_weights(names, report.by_shape, prior)
+        requests = [(s, names[(s - s0) % len(names)] if first else _shape(names, s, weights))
+                    for s in range(s0, s0 + n)]
+        n_stress = stress if stress is not None else max(1, n // 4)
+        state["next_seed"] += n
+        state["planned"] += n
+        return maker.submit(_make_batch, s0, requests, n_stress, stress_tool)
+
+    with CheckWorkers(jobs, group=group) as workers, ThreadPoolExecutor(1) as maker:
+        pending = plan()
+        while pending is not None:
+            t0 = time.perf_counter()
+            b = pending.result()
+            report._add_time("wait for generation", time.perf_counter() - t0)
             elapsed = time.monotonic() - start
             if seconds is not None and elapsed >= seconds:
                 break
-            if kernels is not None and report.kernels >= kernels:
-                break
-            n = batch * jobs if kernels is None else min(batch * jobs, kernels - report.kernels)
-            # Knowing nothing yet (no kernel checked, no prior), the first
-            # batch is one kernel of each shape in turn: what each costs and
-            # whether the pass acts on it, for the weights of the next.
-            first = not report.by_shape and not any(
-                (prior or {}).get(name, Counter())["checked"] for name in names)
-            if first:
-                n = min(n, len(names))
-            weights = shape_weights(names, report.by_shape, prior)
-            requests = [(s, names[(s - next_seed) % len(names)] if first
-                         else _shape(names, s, weights))
-                        for s in range(next_seed, next_seed + n)]
-            t0 = time.perf_counter()
-            gens = []
-            for (s, shape), k in zip(requests, kernelgen.generate_many(requests), strict=True):
-                if isinstance(k, kernelgen.GeneratedKernel):
-                    gens.append(k)
-                    continue
+            pending = plan()
+            report._add_time("generate", b.generate_seconds)
+            report._add_time("stress", b.stress_seconds)
+            for s, shape, err in b.errors:
                 # mlir-opt or clang rejected a generated program: a bug of
                 # the generator, counted and kept, never a finding of the pass.
                 report.generator_errors += 1
                 _keep_generator_error(report, out_dir,
-                                      f"{pass_name}-{shape.replace(':', '-')}-{s}", str(k))
-            report._add_time("generate", time.perf_counter() - t0)
+                                      f"{pass_name}-{shape.replace(':', '-')}-{s}", str(err))
+            gens = b.kernels
             # target="host": the pass sees this machine's facts (TTI), as code
             # the JIT runs here would.
             batch_jobs = [make_job(k.ir, k.function, pipeline, args=k.args, cases=cases,
@@ -210,14 +253,8 @@ def fuzz(
                                    target="host", compile_pipeline=k.compile_pipeline,
                                    libraries=k.libraries, execute_unchanged=False)
                           for k in gens]
-            n_stress = stress if stress is not None else max(1, n // 4)
-            t0 = time.perf_counter()
-            stress_irs = [(s, _stress_module(stress_tool, s))
-                          for s in range(next_seed, next_seed + n_stress)]
-            stress_irs = [(s, ir) for s, ir in stress_irs if ir]
-            report._add_time("stress", time.perf_counter() - t0)
             batch_jobs += [make_job(ir, _stress_function(ir), pipeline, execute=False, seed=s,
-                                    target="host") for s, ir in stress_irs]
+                                    target="host") for s, ir in b.stress]
             t0 = time.perf_counter()
             results = workers.run(batch_jobs, raise_errors=False)
             report._add_time("check", time.perf_counter() - t0)
@@ -226,14 +263,14 @@ def fuzz(
                     report._add_time(f"{'worker' if i < len(gens) else 'worker-stress'}:{k}", v)
             for k, r in zip(gens, results[: len(gens)], strict=True):
                 cost = k.seconds + sum(v for key, v in r.times.items()
-                               if key not in ("worker-start", "children"))
+                                       if key not in ("worker-start", "children"))
                 _count_kernel(report, k, r, cost)
                 if r.findings:
                     stem = f"{pass_name}-{k.shape.replace(':', '-')}-{k.seed}"
                     _keep(report, out_dir, stem, k.ir, k.function,
                           pipeline, r.findings[0], {a: s.to_text() for a, s in k.args.items()},
                           reduce_findings, k.libraries, reduce_seconds)
-            for (s, ir), r in zip(stress_irs, results[len(gens):], strict=True):
+            for (s, ir), r in zip(b.stress, results[len(gens):], strict=True):
                 # An llvm-stress module the JIT cannot compile even before the
                 # pass ("error") says nothing about the pass: not counted.
                 found = [f for f in r.findings if f.kind != "error"]
@@ -244,12 +281,13 @@ def fuzz(
                 if found:
                     _keep(report, out_dir, f"{pass_name}-stress-{s}", ir, _stress_function(ir),
                           pipeline, found[0], {}, False)
-            next_seed += n
-            report.next_seed = next_seed
+            report.next_seed = b.seed + b.size
             if progress:
                 print(f"  ... {report.kernels} kernels, {report.stress_modules} llvm-stress "
                       f"modules, {sum(report.findings.values())} findings, "
                       f"{time.monotonic() - start:.0f} s", flush=True)
+        if pending is not None:
+            pending.cancel()
     report.seconds = time.monotonic() - start
     return report
 
