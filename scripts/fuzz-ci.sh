@@ -20,17 +20,12 @@ seed=$(( $(date +%s) % 100000000 ))
 out=build/fuzz-findings
 rm -rf "$out" build/fuzz-ci.jsonl
 status=0
-# The MLIR async programs (taskgen's async-* shapes) stay out of this gate:
-# they run on the real runtime's thread pool, whose ref-counting lowering
-# has a double drop on error paths (hangs or double frees about once in 150
-# runs, in the original program too), and a 1 s case timeout on a loaded
-# 2-core machine; the nightly run and `llvmaccel fuzz` keep them. Here the
-# loop kernels, and for accel-async-fusion the GPU launch loops (recording
-# runtime, deterministic).
+# The loop kernels, and for accel-async-fusion the task programs (MLIR async
+# graphs on the real runtime, GPU launch loops on the recording runtime).
 shapes() {
   local list
   if [ "$1" = accel-async-fusion ]; then
-    list=$("$bin/python" -c 'from llvmaccel import taskgen; print(*taskgen.LAUNCH_SHAPES)')
+    list=$("$bin/python" -c 'from llvmaccel import taskgen; print(*taskgen.ASYNC_SHAPES, *taskgen.LAUNCH_SHAPES)')
   else
     list=$("$bin/python" -c 'from llvmaccel import kernelgen; print(*kernelgen.LOOP_SHAPES)')
   fi
