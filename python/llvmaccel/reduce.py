@@ -10,8 +10,10 @@ the reduced module and the ``llvmaccel check`` command that shows the failure.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +39,10 @@ class ReduceResult:
         seconds: Time llvm-reduce took.
         lines: Lines of the module before and after (non-blank, non-comment).
         log: The tail of llvm-reduce's output.
+        tests: Candidates llvm-reduce found interesting.
+        tool: The llvm-reduce that reduced it.
+        crashed: The llvm-reduce tools that crashed before it (another
+            installed release's is tried when one crashes).
     """
 
     ir: str
@@ -48,6 +54,8 @@ class ReduceResult:
     log: str = ""
     tests: int = 0
     extra: dict = field(default_factory=dict)
+    tool: str = ""
+    crashed: list[str] = field(default_factory=list)
 
 
 def find_llvm_tool(name: str) -> str:
@@ -62,6 +70,16 @@ def find_llvm_tool(name: str) -> str:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     raise FileNotFoundError(f"{name} not found: apt-get install llvm-{major}-tools")
+
+
+def _reduce_tools() -> list[str]:
+    """``llvm-reduce`` of llvmaccel's release, then those of the other
+    installed releases, newest first (tried in turn when one crashes)."""
+    first = find_llvm_tool("llvm-reduce")
+    others = sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-reduce"),
+                    key=lambda p: -int(re.search(r"llvm-(\d+)", p).group(1)))
+    return [first] + [t for t in others
+                      if os.access(t, os.X_OK) and os.path.realpath(t) != os.path.realpath(first)]
 
 
 def _count(ir: str) -> int:
@@ -153,7 +171,6 @@ def reduce(
         RuntimeError: llvm-reduce failed (e.g. the input is not interesting)
             or ran past ``max_seconds``.
     """
-    tool = find_llvm_tool("llvm-reduce")
     subject = after if after is not None else path
     stem = os.path.splitext(subject)[0]
     output = output or f"{stem}.reduced.ll"
@@ -185,22 +202,30 @@ def reduce(
                     "read -r rc <&3\n"
                     "exit \"${rc:-1}\"\n")
         os.chmod(script, 0o755)
-        start = time.monotonic()
         extra = [f"--delta-passes={delta_passes}"] if delta_passes else []
-        try:
-            out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o",
-                                  output, subject], capture_output=True, text=True,
-                                 timeout=max_seconds)
-        except subprocess.TimeoutExpired as err:
-            raise RuntimeError(f"llvm-reduce did not finish in {max_seconds:g} s") from err
-        seconds = time.monotonic() - start
+        crashed: list[str] = []
+        for tool in _reduce_tools():
+            start = time.monotonic()
+            try:
+                out = subprocess.run([tool, f"--test={script}", f"-j={jobs}", *extra, "-o",
+                                      output, subject], capture_output=True, text=True,
+                                     timeout=max_seconds)
+            except subprocess.TimeoutExpired as err:
+                raise RuntimeError(f"{tool} did not finish in {max_seconds:g} s") from err
+            seconds = time.monotonic() - start
+            if out.returncode >= 0:
+                break
+            # llvm-reduce itself crashed (LLVM 22's on some llvm-stress
+            # modules, where LLVM 19's reduces them): another release's, if any.
+            crashed.append(f"{tool} (signal {-out.returncode})")
     finally:
         server.kill()
         server.wait()
     shutil.rmtree(work, ignore_errors=True)
     if out.returncode != 0 or not os.path.exists(output):
-        raise RuntimeError(f"llvm-reduce failed ({out.returncode}): "
-                           + (out.stderr or out.stdout).strip()[-1500:])
+        raise RuntimeError(f"llvm-reduce failed ({out.returncode}"
+                           + (f"; crashed first: {', '.join(crashed[:-1])}" if crashed[:-1]
+                              else "") + "): " + (out.stderr or out.stdout).strip()[-1500:])
     with open(output) as f:
         reduced = f.read()
     with open(subject) as f:
@@ -215,7 +240,8 @@ def reduce(
                                     libraries=libraries)
     tests = (out.stdout + out.stderr).count("Success!") or 0
     return ReduceResult(reduced, output, command, kind, seconds, (_count(original),
-                        _count(reduced)), (out.stdout + out.stderr)[-2000:], tests)
+                        _count(reduced)), (out.stdout + out.stderr)[-2000:], tests,
+                        tool=tool, crashed=crashed)
 
 
 def _wait_for_port(port_file: str, server: subprocess.Popen) -> int:

@@ -532,3 +532,26 @@ def test_generate_many_makes_the_kernels_generate_makes():
     out = taskgen.lower_mlir_many([good, "func.func @graph( {", good])
     assert isinstance(out[1], RuntimeError) and "mlir-opt rejected" in str(out[1])
     assert [norm(x) for x in (out[0], out[2])] == [norm(taskgen.lower_mlir(good))] * 2
+
+
+def test_a_crashing_llvm_reduce_hands_over_to_another(tmp_path, monkeypatch):
+    """LLVM 22's llvm-reduce crashed on an llvm-stress module that LLVM 19's
+    reduced: a tool that dies by a signal is followed by the next release's."""
+    from llvmaccel import reduce as reduce_module
+    crashing = tmp_path / "llvm-reduce"
+    crashing.write_text("#!/bin/bash\nkill -SEGV $$\n")
+    crashing.chmod(0o755)
+    real = reduce_module.find_llvm_tool("llvm-reduce")
+    monkeypatch.setattr(reduce_module, "_reduce_tools", lambda: [str(crashing), real])
+    src = tmp_path / "axpy.ll"
+    src.write_text(AXPY_IR)
+    planted = f"{PLANTED} off-by-one"
+    finding = check(src, "axpy", transform=planted, cases=16).findings[0]
+    red = reduce(str(src), "axpy", "mismatch", transform=planted, seed=finding.seed,
+                 case=finding.case, delta_passes="instructions")
+    assert red.tool == real and red.crashed == [f"{crashing} (signal 11)"]
+    assert red.lines[1] < red.lines[0]
+    monkeypatch.setattr(reduce_module, "_reduce_tools", lambda: [str(crashing)])
+    with pytest.raises(RuntimeError, match="signal|-11"):
+        reduce(str(src), "axpy", "mismatch", transform=planted, seed=finding.seed,
+               case=finding.case)
