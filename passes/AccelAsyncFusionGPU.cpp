@@ -842,28 +842,18 @@ StringRef calleeName(const CallBase &CB) {
 /// execution (the next iteration would submit a list still running).
 std::string analyzeZeLoop(Loop &L, ZeLoop &ZL, const DominatorTree &DT) {
   CallInst *Exec = nullptr, *Sync = nullptr;
-  // Stack slots the loop stores to; a load of any other slot reads the same
-  // value every iteration (the Level Zero calls only read through their
-  // pointer arguments).
   SmallVector<StoreInst *, 16> Stores;
-  SmallPtrSet<const Value *, 8> Stored;
-  for (BasicBlock *BB : L.blocks())
-    for (Instruction &I : *BB)
-      if (auto *SI = dyn_cast<StoreInst>(&I))
-        Stored.insert(getUnderlyingObject(SI->getPointerOperand()));
-  // The value \p V stands for across iterations, or null if it changes.
+  // The Level Zero calls only read through their pointer arguments: what a
+  // recorded call reads is the same in every iteration when its arguments
+  // are (a stack address the same every iteration, whose slot the loop does
+  // not write or writes with a value the same every iteration).
+  IterationValues Iter(L, {});
+  // The value \p V stands for across iterations (the slot of a load of an
+  // unwritten slot), or null: which command list a call appends to.
   auto Key = [&](Value *V) -> Value * {
     if (L.isLoopInvariant(V))
       return V;
-    if (auto *LI = dyn_cast<LoadInst>(V)) {
-      Value *Obj = getUnderlyingObject(LI->getPointerOperand());
-      if (isa<AllocaInst>(Obj) && !Stored.count(Obj) && !LI->isVolatile() &&
-          L.isLoopInvariant(LI->getPointerOperand()))
-        return Obj;
-    }
-    if (isa<AllocaInst>(getUnderlyingObject(V)))
-      return V;
-    return nullptr;
+    return Iter.unwrittenSlotLoad(V);
   };
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
@@ -879,7 +869,7 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL, const DominatorTree &DT) {
                !match(CB->getArgOperand(2), m_Zero())))
             return "a barrier of the command list signals or waits for events";
           for (Value *Op : CB->args())
-            if (!Key(Op))
+            if (!Iter.same(Op))
               return "an argument of @" + N.str() +
                      " changes from iteration to iteration";
           ZL.Record.push_back(CB);
@@ -911,7 +901,7 @@ std::string analyzeZeLoop(Loop &L, ZeLoop &ZL, const DominatorTree &DT) {
   SmallPtrSet<Value *, 8> Slots = launchSlots(L, ZL.Record);
   for (StoreInst *SI : Stores)
     if (Slots.count(getUnderlyingObject(SI->getPointerOperand())) &&
-        !Key(SI->getValueOperand()))
+        !Iter.same(SI->getValueOperand()))
       return "a launch argument changes from iteration to iteration";
   auto Named = [&](size_t I, StringRef N) {
     return calleeName(*ZL.Record[I]) == N;

@@ -804,8 +804,8 @@ def _ze_program(rng: random.Random, xbytes: int, ybytes: int) -> tuple[str, list
     sizes = [[8] + rng.sample([4, 8, 8], rng.choice([0, 1, 2])) for _ in range(nk)]
     loops = []
     for li in range(rng.choice([1, 1, 2])):
-        kind = rng.choice(["plain", "plain", "plain", "varying", "nowait", "no-reset",
-                           "two-lists", "host-work", "cond"])
+        kind = rng.choice(["plain", "plain", "plain", "varying", "indexed", "nowait",
+                           "no-reset", "two-lists", "host-work", "cond"])
         feats.append(f"loop={kind}")
         body = ["zeCommandListReset(L);"] if kind != "no-reset" else []
         for _ in range(rng.choice([1, 2, 3])):
@@ -815,10 +815,13 @@ def _ze_program(rng: random.Random, xbytes: int, ybytes: int) -> tuple[str, list
                     val = rng.choice(["&X", "&Y"])
                 elif kind == "varying" and rng.random() < 0.5:
                     val = "&I" if size == 4 else "&Wide"
+                elif kind == "indexed" and rng.random() < 0.5:
+                    # read through a stack address that changes per iteration
+                    val = "&Vals[I & 3]" if size == 4 else "&Bigs[I & 1]"
                 else:
                     val = "&N" if size == 4 else "&Big"
                 body.append(f"zeKernelSetArgumentValue(K{k}, {a}, {size}, {val});")
-            g = rng.choice(["&G", "&G1"])
+            g = rng.choice(["&G", "&G1"] + (["&Gs[I & 1]"] if kind == "indexed" else []))
             lst = "L2" if kind == "two-lists" and rng.random() < 0.5 else "L"
             body.append(f"zeCommandListAppendLaunchKernel({lst}, K{k}, {g}, 0, 0, 0);")
         body.append("zeCommandListClose(L);")
@@ -838,6 +841,9 @@ def _ze_program(rng: random.Random, xbytes: int, ybytes: int) -> tuple[str, list
             "  ze_group_count_t G = {(uint32_t)N / 64 + 1, 1, 1};\n"
             "  ze_group_count_t G1 = {4, 2, 1};\n"
             "  long Big = (long)N << 20;\n"
+            "  int Vals[4] = {N, N + 1, -N, 7};\n"
+            "  long Bigs[2] = {Big, Big + 1};\n"
+            "  ze_group_count_t Gs[2] = {{1, 1, 1}, {(uint32_t)N / 64 + 1, 2, 1}};\n"
             "  for (int I = 0; I < Iters; ++I) {\n    long Wide = I;\n    "
             + "\n    ".join(body) + "\n  }\n}\n")
     regs = "".join(f"  ze_kernel_handle_t K{k} = llvmaccel_rec_ze_kernel({k}, "

@@ -89,7 +89,7 @@ def test_task_generators_cover_what_the_pass_acts_on_and_declines():
                    "await_all in a task", "task-loop", "work-loop", "caller-await",
                    "joined by a group", "loop=plain", "loop=sync", "loop=varying",
                    "loop=default", "loop=two-streams", "loop=cond", "loop=nested",
-                   "loop=host-work", "loop=nowait", "loop=no-reset"):
+                   "loop=host-work", "loop=nowait", "loop=no-reset", "loop=indexed"):
         assert needed in features, needed
 
 

@@ -104,3 +104,33 @@ void step_barrier_event(ze_command_list_handle_t List, ze_command_queue_handle_t
     zeCommandQueueSynchronize(Q, UINT64_MAX);
   }
 }
+
+// Declined: the argument and the group count are read through stack addresses
+// that change from iteration to iteration (a list recorded once would replay
+// the first iteration's).
+void step_indexed_args(ze_command_list_handle_t List, ze_command_queue_handle_t Q,
+                       ze_kernel_handle_t Scale, int N, int Iters) {
+  ze_group_count_t G = {4, 1, 1};
+  int Vals[4] = {N, N + 1, N + 2, N + 3};
+  for (int I = 0; I < Iters; ++I) {
+    zeCommandListReset(List);
+    zeKernelSetArgumentValue(Scale, 0, sizeof(int), &Vals[I & 3]);
+    zeCommandListAppendLaunchKernel(List, Scale, &G, 0, 0, 0);
+    zeCommandListClose(List);
+    zeCommandQueueExecuteCommandLists(Q, 1, &List, 0);
+    zeCommandQueueSynchronize(Q, UINT64_MAX);
+  }
+}
+
+void step_indexed_groups(ze_command_list_handle_t List, ze_command_queue_handle_t Q,
+                         ze_kernel_handle_t Scale, int N, int Iters) {
+  ze_group_count_t Gs[2] = {{1, 1, 1}, {(uint32_t)N, 2, 1}};
+  for (int I = 0; I < Iters; ++I) {
+    zeCommandListReset(List);
+    zeKernelSetArgumentValue(Scale, 0, sizeof N, &N);
+    zeCommandListAppendLaunchKernel(List, Scale, &Gs[I & 1], 0, 0, 0);
+    zeCommandListClose(List);
+    zeCommandQueueExecuteCommandLists(Q, 1, &List, 0);
+    zeCommandQueueSynchronize(Q, UINT64_MAX);
+  }
+}

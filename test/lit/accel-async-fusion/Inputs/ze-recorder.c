@@ -98,6 +98,8 @@ void step_shift(List *, void *, Kernel *, int);
 void step_nowait(List *, void *, Kernel *, int);
 void step_barrier(List *, void *, Kernel *, Kernel *, int);
 void step_barrier_event(List *, void *, Kernel *, void *, int);
+void step_indexed_args(List *, void *, Kernel *, int, int);
+void step_indexed_groups(List *, void *, Kernel *, int, int);
 
 int main(void) {
   static List L;
@@ -117,5 +119,9 @@ int main(void) {
   step_barrier(&L, Q, &Scale, &Axpy, 2);
   printf("== step_barrier_event 2\n");
   step_barrier_event(&L, Q, &Scale, &L, 2);
+  printf("== step_indexed_args 3\n");
+  step_indexed_args(&L, Q, &Scale, 7, 3);
+  printf("== step_indexed_groups 3\n");
+  step_indexed_groups(&L, Q, &Scale, 7, 3);
   return 0;
 }
