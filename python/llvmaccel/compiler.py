@@ -485,10 +485,11 @@ class CompiledGraph:
             free = self._spare_temps.get(sizes)
             if free:
                 return free.pop()
-        temps = [np.empty(dims, dtype=_temp_dtype(dt))
+        # Aligned as PyTorch aligns tensors (64 bytes): a BLAS call reading a
+        # temporary at a 16-byte offset within cache lines, as np.empty gives
+        # it, ran 5-10% slower than on eager's operands.
+        temps = [aligned_empty(dims, _temp_dtype(dt))
                  for dims, (_, dt) in zip(sizes, self.kernel.temps, strict=True)]
-        for t in temps:
-            hugepages.advise(t.ctypes.data, t.nbytes)
         return _Temps(temps, [t.ctypes.data or None for t in temps])
 
     def _give_back_temps(self, key: tuple, temps: _Temps) -> None:
