@@ -8,6 +8,8 @@ One LLVM function per graph::
 returns 0, or the number of the index check that failed (see
 :attr:`Kernel.errors`). Every pointer is ``noalias``: inputs and constants are
 only read; outputs and temporaries are freshly allocated by the caller.
+Temporaries whose lifetimes do not overlap share one parameter (a *slot*,
+``%slotN``, see :mod:`.memplan`; ``Kernel.temps`` lists the parameters).
 
 Stages inside :func:`generate`:
 
@@ -73,11 +75,12 @@ out of bounds.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
-from . import common, parallel
+from . import common, memplan, parallel
 from .attention import AttentionEmitter, find_attention
 from .common import (
     _BUFFERS,
@@ -190,10 +193,22 @@ def generate(graph: Graph, name: str = "llvmaccel_main",
                               replay=serial.scratches)
         if spmd.e.par_work:
             assert spmd.e.errors == serial.e.errors and spmd.temps == serial.temps
+            serial, spmd = _share_temps([serial, spmd])
             return _kernel(graph, name, serial, parallel.dispatch(
                 graph, name, tgt, serial, spmd, cap))
-    made = _emit_function(graph, name, tgt, host)
+    (made,) = _share_temps([_emit_function(graph, name, tgt, host)])
     return _kernel(graph, name, made, made.lines)
+
+
+def _share_temps(fns: list[_Function]) -> list[_Function]:
+    """The functions of one kernel with their temporaries packed into shared
+    buffers where their lifetimes allow (:mod:`.memplan`)."""
+    uses = [memplan.uses(f.e.allocas + f.e.prologue + [b for b in f.e.body if b], f.e.spmd)
+            for f in fns]
+    made = memplan.plan(fns[0].temps, uses)
+    if not made.shares:
+        return fns
+    return [_assemble(f, made) for f in fns]
 
 
 @dataclass
@@ -204,12 +219,18 @@ class _Function:
     params: list[str]  # the parameters as written in the define
     lines: list[str]  # the function, and the declarations it needs
     outputs: list[tuple]
-    temps: list[tuple]
+    temps: list[tuple]  # (shape, dtype) of each temporary's parameter
     scratches: list[Buffer]
     output_map: list[int]
     kinputs: list[int]
     kconsts: list[int]
     symbols: list[str]
+    name: str = ""
+    fingerprint: str = ""
+    # The parameters by kind (params is their concatenation).
+    buffer_params: list[str] | None = None  # inputs, constants, outputs
+    temp_params: list[str] | None = None  # one per temporary
+    symbol_params: list[str] | None = None
 
 
 def _kernel(graph: Graph, name: str, f: _Function, lines: list[str]) -> Kernel:
@@ -289,30 +310,55 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
     _state_extents(e, [*(e.buffers[n.id] for n in graph.inputs),
                        *(e.buffers[nid] for nid in kconsts), *out_bufs, *scratches])
     e.line("ret i32 0")
-    params += out_params + temp_params + [f"i64 noundef %sym.{s}" for s in symbols]
+    f = _Function(e, [], [], outputs, temps, scratches, output_map, kinputs, kconsts, symbols,
+                  name=name, fingerprint=graph.fingerprint(),
+                  buffer_params=params + out_params, temp_params=temp_params,
+                  symbol_params=[f"i64 noundef %sym.{s}" for s in symbols])
+    return _assemble(f)
+
+
+def _assemble(f: _Function, plan: memplan.Plan | None = None) -> _Function:
+    """``f`` with its define and lines written; with ``plan``, each slot of
+    temporaries one parameter, those of a shared slot addresses in it."""
+    e = f.e
+    assert f.buffer_params is not None and f.temp_params is not None
+    assert f.symbol_params is not None
+    temp_params, temps, prologue = f.temp_params, f.temps, e.prologue
+    if plan is not None:
+        temp_params, temps, prologue = [], [], []
+        for s, members in enumerate(plan.members):
+            spec = memplan.slot_spec(plan, s, f.temps)
+            temps.append(spec)
+            if len(members) == 1:
+                temp_params.append(f.temp_params[members[0]])
+                continue
+            temp_params.append(_pointer_param(f"%slot{s}", *spec, readonly=False))
+            prologue += [f"  %tmp{t} = getelementptr inbounds i8, ptr %slot{s}, i64 0"
+                         for t in members]
+        prologue += e.prologue
+    params = f.buffer_params + temp_params + f.symbol_params
     head = params
-    if spmd:
+    if e.spmd:
         # Every thread gets the same pointers: no noalias (other threads
         # write through them, between barriers).
         head = [p.replace("noalias ", "").replace("ptr noalias", "ptr") for p in params] + \
             ["i64 %par.tid", "i64 %par.nth", "ptr %par.team"]
-    linkage = "internal " if cap > 1 else ""
+    linkage = "internal " if e.par_cap > 1 else ""
     # The SPMD body stays a function of its own (noinline): its parameters
     # keep their dereferenceable sizes, which accel-prefetch reads (inlined
     # into the task, they would be loads from the argument struct).
-    attrs = "nounwind noinline" if spmd else "nounwind"
+    attrs = "nounwind noinline" if e.spmd else "nounwind"
     if wide := e.target.function_attributes():  # the widest vectors (see llvmaccel.target)
         attrs += " " + wide
-    lines = [f"; llvmaccel graph {graph.fingerprint()}",
-             f"define {linkage}i32 @{name}({', '.join(head)}) {attrs} {{", "entry:"]
-    lines += e.allocas + e.prologue + [b for b in e.body if b] + ["}", ""]
+    lines = [f"; llvmaccel graph {f.fingerprint}",
+             f"define {linkage}i32 @{f.name}({', '.join(head)}) {attrs} {{", "entry:"]
+    lines += e.allocas + prologue + [b for b in e.body if b] + ["}", ""]
     lines += sorted(e.decls.values())
     if e.vector_variants:  # kept until the loop vectorizer has seen them
         used = ", ".join(f"ptr @{v}" for v in sorted(e.vector_variants))
         lines.append(f"@llvm.compiler.used = appending global [{len(e.vector_variants)} x ptr] "
                      f'[{used}], section "llvm.metadata"')
-    return _Function(e, params, lines, outputs, temps, scratches, output_map, kinputs, kconsts,
-                     symbols)
+    return dataclasses.replace(f, params=params, lines=lines, temps=temps)
 
 
 def _materialized(graph: Graph, target: TargetInfo, fused: frozenset[int] = frozenset(),

@@ -43,7 +43,8 @@ class Kernel:
         inputs: Node ids of the graph inputs, in parameter order.
         constants: Node ids of the tensor constants, in parameter order.
         outputs: (shape, dtype) of every output buffer.
-        temps: (shape, dtype) of every temporary buffer.
+        temps: (shape, dtype) of every temporary buffer parameter (temporaries
+            that share one, :mod:`.memplan`: raw bytes enough for the largest).
         symbols: Size symbols, in parameter order (after the pointers).
         errors: Return code -> (exception name, message).
         output_map: For graph output k, the output buffer index it is in.
