@@ -67,6 +67,12 @@ INT32_MAX = (1 << 31) - 1
 # tile of llvmaccel's kernel: A is read once, the library's packing of B buys
 # nothing) stay llvmaccel's at any size.
 MIN_FLOPS = 1 << 27
+# With 256-bit vectors (AVX2; also taken for narrower ones) llvmaccel's
+# register tile is half as wide and the library wins from about 2^26 on
+# (bench/results/gemm.md, the Zen 3 EPYC with PyTorch's MKL: a 512x768x256
+# product 0.95x of torch.mm with llvmaccel's kernel, 0.98x through the
+# library; at 2^24 llvmaccel's is ahead).
+MIN_FLOPS_NARROW_VECTORS = 1 << 26
 MIN_FLOPS_THREADED = 1 << 22
 # bf16 operands (the library's gemm_bf16bf16f32, see bf16_symbol), on CPUs
 # with AMX-BF16 only (bf16_library_reason): there its tile kernels pass
@@ -272,12 +278,18 @@ class Choice(NamedTuple):
     min_flops: int = 0
 
 
-def min_flops() -> int:
+def min_flops(target: TargetInfo | None = None) -> int:
     """Multiply-adds per matrix from which :func:`choose` gives a matmul to
-    the library: :data:`MIN_FLOPS` when it runs on one thread
-    (:func:`num_threads`), else :data:`MIN_FLOPS_THREADED`."""
+    the library: when it runs on one thread (:func:`num_threads`)
+    :data:`MIN_FLOPS`, or :data:`MIN_FLOPS_NARROW_VECTORS` where ``target``'s
+    kernels use vectors narrower than 512 bits; else
+    :data:`MIN_FLOPS_THREADED`."""
     threads = num_threads() or os.cpu_count() or 1
-    return MIN_FLOPS if threads == 1 else MIN_FLOPS_THREADED
+    if threads != 1:
+        return MIN_FLOPS_THREADED
+    if target is not None and target.vector_bits < 512:
+        return MIN_FLOPS_NARROW_VECTORS
+    return MIN_FLOPS
 
 
 def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
@@ -302,7 +314,7 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     Sizes past the library's 32-bit interface, complex values, other
     targets than the host, and a library that is not loaded always get
     llvmaccel's kernel."""
-    least = min_flops() if least is None else least
+    least = min_flops(target) if least is None else least
     if not host:
         return Choice("own", "code for another target than this process")
     if complex_ or itemsize not in (4, 8):

@@ -149,9 +149,16 @@ def test_shape_classes(monkeypatch):
     monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
     t = host()
     monkeypatch.setattr(blas, "_threads_override", 1)
-    assert blas.min_flops() == blas.MIN_FLOPS  # one thread: ours up to 2^27
-    assert blas.choose(256, 256, 256, 4, False, t, True).kernel == "own"
-    assert blas.choose(512, 512, 512, 4, False, t, True).kernel == "blas"
+    # One thread: ours up to 2^27 multiply-adds with 512-bit vectors, 2^26
+    # with narrower ones.
+    wide, avx2 = (dataclasses.replace(t, vector_bits=b) for b in (512, 256))
+    assert blas.min_flops(wide) == blas.MIN_FLOPS == 1 << 27
+    assert blas.min_flops(avx2) == blas.MIN_FLOPS_NARROW_VECTORS == 1 << 26
+    for tt in (wide, avx2):
+        assert blas.choose(256, 256, 256, 4, False, tt, True).kernel == "own"
+        assert blas.choose(512, 512, 512, 4, False, tt, True).kernel == "blas"
+    assert blas.choose(512, 768, 256, 4, False, wide, True).kernel == "own"
+    assert blas.choose(512, 768, 256, 4, False, avx2, True).kernel == "blas"
     monkeypatch.setattr(blas, "_threads_override", 2)  # the library's threads count
     assert blas.min_flops() == blas.MIN_FLOPS_THREADED
     big = blas.MIN_FLOPS_THREADED
