@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -344,3 +345,26 @@ def test_reader_computed_in_the_matmul_kernel(m, n, k):
     ref = np.maximum(np.matmul(args[0].astype(np.float64), args[1].T.astype(np.float64)) +
                      args[2] + np.exp(args[3] * 0.5), 0).reshape(2 * m, n)
     np.testing.assert_allclose(got[0], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("fn", ["tanh", "gelu", "sigmoid", "exp"])
+def test_a_math_call_keeps_its_own_nest(fn):
+    """A reader that calls a math routine (an RNN cell's ``tanh(x @ w + b)``)
+    is not computed in the matmul's epilogue, where each element would be a
+    scalar call: its own nest gets the vector variants. A cheap reader of
+    the same matmul is."""
+    dt = DType.f32
+
+    def graph(act: str) -> Graph:
+        g = Graph()
+        a = g.input("a", (4, 64), dt)
+        w = g.input("w", (64, 64), dt)
+        b = g.input("b", (64,), dt)
+        g.set_outputs([g.unary(act, g.binary("add", g.matmul(a, w), b))])
+        return g
+
+    assert "computed in the kernel" in generate(graph("relu")).matmuls[0][2]
+    assert "computed in the kernel" not in generate(graph(fn)).matmuls[0][2]
+    c = compiler.compile_graph(graph(fn))
+    if fn in ("tanh", "exp") and "_ZGV" in c.optimized_ir:  # libmvec: the vector variant
+        assert not re.search(rf"call [^@]*@{fn}f\(", c.optimized_ir)

@@ -16,6 +16,21 @@ _LIBM = {
 # Math functions with vector variants in a vector math library (vecmath).
 _VECTOR_MATH = frozenset({"exp", "exp2", "log", "log2", "sin", "cos", "tanh", "erf", "erfc",
                           "log1p", "expm1", "atan2", "pow", "hypot"})
+# Unary and binary functions whose scalar form is a call of a math routine
+# (libm, or an intrinsic that lowers to one): in a loop the vectorizer
+# widens they become vector variants (vecmath); in straight-line code, such
+# as a matmul tile's epilogue, they stay one scalar call per element.
+_MATH_CALLS = _VECTOR_MATH | frozenset(_LIBM) | frozenset({"sigmoid", "silu", "gelu",
+                                                           "gelu_tanh"})
+
+
+def calls_math(node: Node) -> bool:
+    """Whether ``node``'s value at one element calls a math routine (see
+    ``_MATH_CALLS``)."""
+    return node.op in ("unary", "binary") and node.dtype.is_float and \
+        node.attrs.get("fn") in _MATH_CALLS
+
+
 _INTRINSIC_UNARY = {
     "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
     "abs": "fabs", "floor": "floor", "ceil": "ceil", "round": "roundeven",
