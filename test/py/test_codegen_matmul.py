@@ -368,3 +368,18 @@ def test_a_math_call_keeps_its_own_nest(fn):
     c = compiler.compile_graph(graph(fn))
     if fn in ("tanh", "exp") and "_ZGV" in c.optimized_ir:  # libmvec: the vector variant
         assert not re.search(rf"call [^@]*@{fn}f\(", c.optimized_ir)
+
+
+def test_streaming_kernel_with_more_rows_than_its_unroll(monkeypatch):
+    """The few-row kernel unrolls k by _MATMUL_STREAM_REGS // M rows of B; at
+    5 rows and more that is 1, and the k loop must still run (it once
+    covered no k at all there, unreachable at the shipped 4 rows)."""
+    from llvmaccel.codegen import matmul
+
+    monkeypatch.setattr(matmul, "_MATMUL_STREAM_ROWS", 8)
+    compiler.clear_memory_cache()
+    for m in (5, 8):
+        g = _graph(DType.f32, m, 4096, 37)
+        assert "%srow" in generate(g).ir
+        _check(compiler.compile_graph(g), DType.f32, m, 4096, 37)
+    compiler.clear_memory_cache()

@@ -443,7 +443,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             for r in range(rows):
                 with self.loop(cols, hint="z") as c:
                     self.store(mm.out, self.iadd(crow[r], c), zero)
-            kfull = self.imul(self.op(f"udiv i64 {mm.dk}, {unroll}", "i"), str(unroll))
+            kfull = self.imul(self.op(f"udiv i64 {mm.dk}, {unroll}", "i"), str(unroll)) \
+                if unroll > 1 else "0"
 
             def step(k: str, count: int) -> None:
                 ks = [self.iadd(k, str(u)) for u in range(count)]
