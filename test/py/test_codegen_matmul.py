@@ -301,9 +301,19 @@ def test_few_rows_read_b_in_place(dt):
             assert "%srow" in kern.ir and "%pk" not in kern.ir, (m, n, k)
         elif k and n >= vw:  # B is packed only at the right edge, after the branch
             assert kern.ir.index("%pk") > kern.ir.index(".edge"), (m, n, k)
-    # More rows than one tile: packed before the branch, as before.
+    # Two row tiles read a B that fits in L2 in place too; a larger B, or
+    # more rows, is packed before the branch.
     ir = generate(_graph(dt, mr + 1, nr, 5)).ir
+    l2 = host().l2_bytes
+    assert (ir.index("%pk") > ir.index(".edge")) == (l2 >= 5 * nr * dt.itemsize)
+    ir = generate(_graph(dt, 2 * mr + 1, nr, 5)).ir
     assert ir.index("%pk") < ir.index(".edge")
+    if l2:
+        k = l2 // (nr * dt.itemsize) + 1
+        ir = generate(_graph(dt, mr + 1, nr, k)).ir
+        assert ir.index("%pk") < ir.index(".edge")
+        _check(compiler.compile_graph(_graph(dt, 2 * mr, 3 * nr + 1, 9)), dt, 2 * mr,
+               3 * nr + 1, 9)
     _check(compiler.compile_graph(_graph(dt, 1, nr + 3, 9, batch=(3,))), dt, 1, nr + 3, 9,
            batch=(3,))
 
