@@ -533,8 +533,12 @@ bool LoopPrefetcher::run() {
     declineLoop("NotSimplified", "loop has no preheader or no single latch");
     return false;
   }
+  // A short loop's look-ahead within itself would always clamp. A nested
+  // one may still be the remainder loop of a runtime-unrolled CSR nest,
+  // whose look-ahead runs across the nest (decided after analyzeNest).
   unsigned MaxTrips = SE.getSmallConstantMaxTripCount(&L);
-  if (MaxTrips && MaxTrips <= MaxShortTripCount) {
+  bool Short = MaxTrips && MaxTrips <= MaxShortTripCount;
+  if (Short && !L.getParentLoop()) {
     declineLoop("ShortLoop",
                 "loop runs at most " + Twine(MaxTrips) + " iterations");
     return false;
@@ -655,6 +659,15 @@ bool LoopPrefetcher::run() {
   if (!Chosen.empty() && ChosenGathers.empty() && L.getParentLoop()) {
     NestWhy = analyzeNest(Chosen);
     Nest = NestWhy.empty() ? L.getParentLoop() : nullptr;
+  }
+
+  // Of short loops only the remainder loop of an unrolled nest goes on: it
+  // looks ahead as far as the unrolled loop, and without it the indices it
+  // walks (a 4-way unrolled row loop's len % 4) would not be prefetched.
+  if (Short && !(Nest && NestMain != &L)) {
+    declineLoop("ShortLoop",
+                "loop runs at most " + Twine(MaxTrips) + " iterations");
+    return false;
   }
 
   // Say why the look-ahead of a nested loop stops at its own last iteration.

@@ -246,19 +246,23 @@ exit:
 declare double @llvm.fmuladd.f64(double, double, double)
 
 ; Runtime-unrolled by 4 (what -O3 makes of @bag's inner loop): a remainder
-; loop over [start, start + (len mod 4)), at most 3 iterations and left
-; alone, then the unrolled loop, skipped when len < 4, which looks ahead
-; across the bags and reads its look-ahead indices from one pointer.
+; loop over [start, start + (len mod 4)), then the unrolled loop, skipped
+; when len < 4, which looks ahead across the bags and reads its look-ahead
+; indices from one pointer. The remainder loop runs at most 3 iterations,
+; too few to look ahead within itself, but it looks ahead across the bags
+; as many indices as the unrolled loop (8 steps of 4: 32), so that the
+; indices it walks are prefetched too.
 ; CHECK-LABEL: define void @unrolled(
 ; CHECK:       entry:
 ; CHECK:         %accel.nest.end = load i64
 ; CHECK:       prol:
+; CHECK:         call void @llvm.prefetch.p0(
 ; CHECK-NOT:     call void @llvm.prefetch.p0(
 ; CHECK:       inner.preheader:
-; CHECK:         %smax = call i64 @llvm.smax.i64(i64 %end, i64 %accel.nest.end)
-; CHECK:         %[[SPAN:.*]] = sub i64 %smax, %j.unr
+; CHECK:         %smax{{[0-9]*}} = call i64 @llvm.smax.i64(i64 %end, i64 %accel.nest.end{{[0-9]*}})
+; CHECK:         %[[SPAN:.*]] = sub i64 %smax{{[0-9]*}}, %j.unr
 ; CHECK:         %[[ITERS:.*]] = lshr i64 %[[SPAN]], 2
-; CHECK:         %accel.last = add nsw i64 %[[ITERS]], -1
+; CHECK:         %accel.last{{[0-9]*}} = add nsw i64 %[[ITERS]], -1
 ; CHECK:       inner:
 ; CHECK:         %id.ahead = load i32, ptr %[[P:[a-z0-9.]+]], align 4
 ; CHECK:         call void @llvm.prefetch.p0(
@@ -268,7 +272,8 @@ declare double @llvm.fmuladd.f64(double, double, double)
 ; CHECK-NOT:     call void @llvm.prefetch.p0(
 ; CHECK:         ret void
 
-; REMARK: remark: {{.*}} loop runs at most 3 iterations
+; REMARK-NOT: remark: {{.*}} loop runs at most 3 iterations
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK-COUNT-4: remark: {{.*}} prefetched T[...] via idx, 8 iterations ahead, 1 line, across the iterations of the outer loop
 
 define void @unrolled(ptr noalias %T, ptr noalias %idx, ptr noalias %off, i64 %nb, ptr noalias %out) {
@@ -471,6 +476,8 @@ exit:
 ; CHECK-LABEL: define void @unrolled_exit_block(
 ; CHECK:       entry:
 ; CHECK:         %accel.nest.end = load i64
+; CHECK:       prol:
+; CHECK:         call void @llvm.prefetch.p0(
 ; CHECK:       prol.store:
 ; CHECK-NEXT:    %op.addr = getelementptr
 ; CHECK-NEXT:    store float %sp.next
@@ -479,7 +486,7 @@ exit:
 ; CHECK-NOT:     call void @llvm.prefetch.p0(
 ; CHECK:         ret void
 
-; REMARK: remark: {{.*}} loop runs at most 3 iterations
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 32 iterations ahead, 1 line, across the iterations of the outer loop
 ; REMARK-COUNT-4: remark: {{.*}} prefetched T[...] via idx, 8 iterations ahead, 1 line, across the iterations of the outer loop
 
 define void @unrolled_exit_block(ptr noalias %T, ptr noalias %idx, ptr noalias %off, i64 %nb, ptr noalias %out) {
