@@ -538,11 +538,13 @@ bool LoopPrefetcher::run() {
   // whose look-ahead runs across the nest (decided after analyzeNest).
   unsigned MaxTrips = SE.getSmallConstantMaxTripCount(&L);
   bool Short = MaxTrips && MaxTrips <= MaxShortTripCount;
-  if (Short && !L.getParentLoop()) {
+  auto DeclineShort = [&] {
     declineLoop("ShortLoop",
                 "loop runs at most " + Twine(MaxTrips) + " iterations");
     return false;
-  }
+  };
+  if (Short && !L.getParentLoop())
+    return DeclineShort();
   if (Accesses.size() > MaxAccessesPerLoop) {
     declineLoop("TooManyAccesses", "loop has too many memory accesses");
     return false;
@@ -664,11 +666,8 @@ bool LoopPrefetcher::run() {
   // Of short loops only the remainder loop of an unrolled nest goes on: it
   // looks ahead as far as the unrolled loop, and without it the indices it
   // walks (a 4-way unrolled row loop's len % 4) would not be prefetched.
-  if (Short && !(Nest && NestMain != &L)) {
-    declineLoop("ShortLoop",
-                "loop runs at most " + Twine(MaxTrips) + " iterations");
-    return false;
-  }
+  if (Short && !(Nest && NestMain != &L))
+    return DeclineShort();
 
   // Say why the look-ahead of a nested loop stops at its own last iteration.
   if (!Chosen.empty() && !NestWhy.empty())

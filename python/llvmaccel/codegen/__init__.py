@@ -225,12 +225,12 @@ class _Function:
     kinputs: list[int]
     kconsts: list[int]
     symbols: list[str]
-    name: str = ""
-    fingerprint: str = ""
+    name: str
+    fingerprint: str
     # The parameters by kind (params is their concatenation).
-    buffer_params: list[str] | None = None  # inputs, constants, outputs
-    temp_params: list[str] | None = None  # one per temporary
-    symbol_params: list[str] | None = None
+    buffer_params: list[str]  # inputs, constants, outputs
+    temp_params: list[str]  # one per temporary
+    symbol_params: list[str]
 
 
 def _kernel(graph: Graph, name: str, f: _Function, lines: list[str]) -> Kernel:
@@ -321,8 +321,6 @@ def _assemble(f: _Function, plan: memplan.Plan | None = None) -> _Function:
     """``f`` with its define and lines written; with ``plan``, each slot of
     temporaries one parameter, those of a shared slot addresses in it."""
     e = f.e
-    assert f.buffer_params is not None and f.temp_params is not None
-    assert f.symbol_params is not None
     temp_params, temps, prologue = f.temp_params, f.temps, e.prologue
     if plan is not None:
         temp_params, temps, prologue = [], [], []

@@ -95,14 +95,12 @@ def uses(lines: Sequence[str], spmd: bool = False) -> Uses:
     """The accesses to ``%tmpK`` (and pointers derived from it) in the body
     ``lines`` of one function, the entry block first (no ``define`` line)."""
     derived: dict[str, set[int]] = {}  # SSA pointer -> temporaries it points into
-    users: dict[str, list[int]] = {}  # SSA name -> deriving instructions using it
-    defs: list[tuple[int, str, str]] = []  # deriving instructions: (line, result, text)
-    for k, line in enumerate(lines):
+    users: dict[str, list[str]] = {}  # SSA name -> deriving instructions' results
+    for line in lines:
         m = _DEF.match(line)
         if m and m.group(2) in _DERIVING and _yields_pointer(m.group(2), line):
-            defs.append((k, m.group(1), line))
             for name in _NAME.findall(line[m.end():]):
-                users.setdefault(name, []).append(len(defs) - 1)
+                users.setdefault(name, []).append(m.group(1))
     # Propagate from the parameters through the deriving instructions.
     todo = deque()
     for name in users:
@@ -111,8 +109,7 @@ def uses(lines: Sequence[str], spmd: bool = False) -> Uses:
             todo.append(name)
     while todo:
         name = todo.popleft()
-        for d in users.get(name, ()):
-            result = defs[d][1]
+        for result in users.get(name, ()):
             have = derived.setdefault(result, set())
             if not derived[name] <= have:
                 have |= derived[name]
@@ -187,11 +184,10 @@ def _escapes(text: str, derived: dict[str, set[int]]) -> bool:
 
 @dataclass
 class Plan:
-    """Which slot each temporary lives in."""
+    """Which temporaries share each slot."""
 
-    #: Temporary index -> slot index.
-    slot_of: list[int]
-    #: Slot index -> its members (temporary indices, in order).
+    #: Slot index -> its members (temporary indices, in order); slots in the
+    #: order of their first member (the order of the parameters).
     members: list[list[int]]
 
     @property
@@ -221,24 +217,16 @@ def plan(temps: Sequence[tuple], functions: Sequence[Uses]) -> Plan:
     sharing = [t for t in range(n) if nbytes[t] and t not in pinned]
     sharing.sort(key=lambda t: (-nbytes[t], t))  # type: ignore[operator]
     slots: list[list[int]] = []
-    slot_of = [-1] * n
     for t in sharing:
-        for s, members in enumerate(slots):
+        for members in slots:
             if not any(conflict(t, o) for o in members):
                 members.append(t)
-                slot_of[t] = s
                 break
         else:
-            slot_of[t] = len(slots)
             slots.append([t])
-    for t in range(n):
-        if slot_of[t] < 0:
-            slot_of[t] = len(slots)
-            slots.append([t])
-    # Slots in the order of their first member (the order of the parameters).
-    order = sorted(range(len(slots)), key=lambda s: min(slots[s]))
-    renum = {s: k for k, s in enumerate(order)}
-    return Plan([renum[s] for s in slot_of], [sorted(slots[s]) for s in order])
+    alone = set(range(n)).difference(*slots)
+    slots += [[t] for t in alone]
+    return Plan(sorted(sorted(members) for members in slots))
 
 
 def slot_spec(plan_: Plan, slot: int, temps: Sequence[tuple]) -> tuple:
