@@ -31,7 +31,11 @@
 ///     and its level is the longest chain of loads leading to it.
 ///  3. Group accesses whose addresses differ by a constant (unrolled copies,
 ///     the elements of a row) and cover each group with at most max-lines
-///     cache-line prefetches.
+///     cache-line prefetches. A row an inner loop walks for a trip count
+///     known only at run time but the same in every iteration of L (an
+///     embedding table's width as an argument) spans that count times its
+///     step: its lines past the first are prefetched under branches on
+///     conditions computed in the preheader (emitLines).
 ///  4. Distance d: `distance=N`, or the target's prefetch distance (TTI, in
 ///     instructions) / TTI cost of one iteration where the target gives one,
 ///     else ceil(latency / cycles per iteration) where cycles = TTI cost of
@@ -65,6 +69,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
+#include "llvm/Analysis/DomTreeUpdater.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -76,6 +81,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -370,20 +376,57 @@ void LoopPrefetcher::emitPrefetch(const SCEV *Addr, bool IsWrite) {
                             ConstantInt::get(I32, 1)});
 }
 
+/// Prefetches \p G's lines, at the addresses \p At gives for their offsets
+/// from its base. For a row of run-time length (G.End), a line past the
+/// least the row can span is prefetched only when the row reaches it: a
+/// branch on a condition computed in the preheader. (Rows shorter than
+/// max-lines would otherwise repeat a prefetch of their last line, and on
+/// an Emerald Rapids Xeon four repeated prefetches per 256-byte row cost
+/// most of what prefetching the row gained.) Returns the prefetches emitted.
+unsigned LoopPrefetcher::emitLines(const AccessGroup &G,
+                                   function_ref<const SCEV *(int64_t)> At) {
+  SmallVector<int64_t, 8> Points = linePoints(G);
+  Value *End = nullptr;
+  int64_t Least = 0;
+  if (G.End) {
+    Instruction *PreTerm = L.getLoopPreheader()->getTerminator();
+    End = Expander->expandCodeFor(G.End, nullptr, PreTerm->getIterator());
+    Least = SE.getSignedRangeMin(G.End).getSExtValue();
+  }
+  DomTreeUpdater DTU(DT, DomTreeUpdater::UpdateStrategy::Eager);
+  // The conditional lines nest (`if (reaches 1) { 1; if (reaches 2) ...`):
+  // a row stops at one branch past its last line.
+  Instruction *Resume = &*Builder->GetInsertPoint();
+  for (int64_t Offset : Points) {
+    if (End && Offset != Points.front() && Offset >= Least) {
+      IRBuilder<> Pre(L.getLoopPreheader()->getTerminator());
+      Value *Reaches = Pre.CreateICmpSGT(
+          End, ConstantInt::get(End->getType(), Offset), "accel.row.reaches");
+      Instruction *Then = SplitBlockAndInsertIfThen(
+          Reaches, &*Builder->GetInsertPoint(), /*Unreachable=*/false,
+          /*BranchWeights=*/nullptr, &DTU, &LI);
+      Builder->SetInsertPoint(Then);
+      CFGChanged = true;
+    }
+    emitPrefetch(At(Offset), G.IsWrite);
+  }
+  Builder->SetInsertPoint(Resume);
+  return Points.size();
+}
+
 unsigned LoopPrefetcher::emitStrided(const AccessGroup &G, int64_t Stride,
                                      unsigned D) {
   Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
-  SmallVector<int64_t, 8> Points = linePoints(G);
   // Stride * D + Offset in SCEV's wrapping arithmetic: a prefetch of a
   // wrapped address is harmless, an overflowing int64_t is not.
   const SCEV *Jump =
       SE.getMulExpr(SE.getConstant(IntTy, Stride), SE.getConstant(IntTy, D));
-  for (int64_t Offset : Points)
-    emitPrefetch(SE.getAddExpr(SE.getAddExpr(G.Base, Jump),
-                               SE.getConstant(IntTy, Offset)),
-                 G.IsWrite);
-  NumStridedPrefetches += Points.size();
-  return Points.size();
+  unsigned Lines = emitLines(G, [&](int64_t Offset) {
+    return SE.getAddExpr(SE.getAddExpr(G.Base, Jump),
+                         SE.getConstant(IntTy, Offset));
+  });
+  NumStridedPrefetches += Lines;
+  return Lines;
 }
 
 /// The links of \p G's chain, furthest ahead: level l of a chain of G.Level
@@ -426,12 +469,11 @@ unsigned LoopPrefetcher::emitIndirect(const AccessGroup &G, unsigned D) {
   Value *BaseAt = expandAt(G.Base, D, G.Base->getType());
   const SCEV *BaseAtS = SE.getUnknown(BaseAt);
   Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
-  SmallVector<int64_t, 8> Points = linePoints(G);
-  for (int64_t Offset : Points)
-    emitPrefetch(SE.getAddExpr(BaseAtS, SE.getConstant(IntTy, Offset)),
-                 G.IsWrite);
-  NumIndirectPrefetches += Points.size();
-  return Points.size();
+  unsigned Lines = emitLines(G, [&](int64_t Offset) {
+    return SE.getAddExpr(BaseAtS, SE.getConstant(IntTy, Offset));
+  });
+  NumIndirectPrefetches += Lines;
+  return Lines;
 }
 
 //===----------------------------------------------------------------------===//
@@ -741,6 +783,8 @@ bool LoopPrefetcher::run() {
         << " with stride " << ore::NV("Stride", Stride) << " bytes, "
         << ore::NV("Distance", D) << " iterations ahead, "
         << ore::NV("Lines", Lines) << (Lines == 1 ? " line" : " lines");
+      if (G->End)
+        R << " at most (a row of run-time length)";
       if (G->IsWrite)
         R << " (for writing)";
       return R;
@@ -754,6 +798,8 @@ bool LoopPrefetcher::run() {
         << "[...] via " << ore::NV("Index", chainNames(*G)) << ", "
         << ore::NV("Distance", D) << " iterations ahead, "
         << ore::NV("Lines", Lines) << (Lines == 1 ? " line" : " lines");
+      if (G->End)
+        R << " at most (a row of run-time length)";
       if (G->IsWrite)
         R << " (for writing)";
       if (Nest)

@@ -293,8 +293,33 @@ std::optional<Access> LoopPrefetcher::rowAccess(Instruction &I, Loop &Inner) {
       SE.isLoopInvariant(AR->getStart(), &L))
     return std::nullopt;
   uint64_t Size = DL.getTypeStoreSize(getLoadStoreType(&I));
-  return Access{&I, AR->getStart(), rowBytes(AR, Inner, Size),
-                isa<StoreInst>(I)};
+  Access Row{&I, AR->getStart(), rowBytes(AR, Inner, Size), isa<StoreInst>(I)};
+  if (Row.Bytes == Size && !SE.getSmallConstantTripCount(&Inner))
+    if ((Row.Span = rowSpan(AR, Inner, Size)))
+      Row.Bytes = uint64_t(Opts.MaxLines) * LineSize;
+  return Row;
+}
+
+/// The bytes a row of run-time length spans, `BTC * Step + Size` with the
+/// inner loop's backedge-taken count, when that count is the same in every
+/// iteration of L and can be computed before L (rows of one width, such
+/// as an embedding table's with the width an argument); else nullptr (CSR
+/// rows, whose lengths differ, keep the access's own size).
+const SCEV *LoopPrefetcher::rowSpan(const SCEVAddRecExpr *AR, Loop &Inner,
+                                    uint64_t Size) const {
+  const SCEV *BTC = SE.getBackedgeTakenCount(&Inner);
+  if (isa<SCEVCouldNotCompute>(BTC) || !SE.isLoopInvariant(BTC, &L))
+    return nullptr;
+  BasicBlock *Pre = L.getLoopPreheader();
+  if (!Pre || !accel::createSCEVExpander(SE, DL, "accel.prefetch")
+                   ->isSafeToExpandAt(BTC, Pre->getTerminator()))
+    return nullptr;
+  Type *IntTy = SE.getEffectiveSCEVType(AR->getType());
+  const SCEV *Count = SE.getTruncateOrZeroExtend(BTC, IntTy);
+  return SE.getAddExpr(
+      SE.getMulExpr(
+          Count, SE.getTruncateOrZeroExtend(AR->getStepRecurrence(SE), IntTy)),
+      SE.getConstant(IntTy, Size));
 }
 
 namespace {
@@ -506,9 +531,11 @@ void LoopPrefetcher::addToGroups(const Access &A,
     if (G.Base->getType() != A.Addr->getType())
       continue;
     if (auto *Diff = dyn_cast<SCEVConstant>(SE.getMinusSCEV(A.Addr, G.Base))) {
-      G.Ranges.push_back({Diff->getAPInt().getSExtValue(), A.Bytes});
+      int64_t Offset = Diff->getAPInt().getSExtValue();
+      G.Ranges.push_back({Offset, A.Bytes});
       G.Members.push_back(A.I);
       G.IsWrite |= A.IsWrite;
+      extendEnd(G, A, Offset);
       return;
     }
   }
@@ -518,7 +545,32 @@ void LoopPrefetcher::addToGroups(const Access &A,
   G.Ranges.push_back({0, A.Bytes});
   G.Members.push_back(A.I);
   G.IsWrite = A.IsWrite;
+  extendEnd(G, A, 0);
   Groups.push_back(std::move(G));
+}
+
+/// Widens \p G's run-time end by its member \p A at \p Offset: the end of
+/// the group is the largest end of its members (a member of constant size
+/// ends Offset + Bytes) once one of them is a row of run-time length.
+void LoopPrefetcher::extendEnd(AccessGroup &G, const Access &A,
+                               int64_t Offset) {
+  Type *IntTy = SE.getEffectiveSCEVType(G.Base->getType());
+  auto EndOf = [&](int64_t Off, const SCEV *Span, uint64_t Bytes) {
+    const SCEV *Extent = Span ? SE.getTruncateOrSignExtend(Span, IntTy)
+                              : SE.getConstant(IntTy, Bytes);
+    return SE.getAddExpr(SE.getConstant(IntTy, Off), Extent);
+  };
+  if (!A.Span && !G.End)
+    return;
+  if (!G.End) {
+    // The members so far (all but A) are of constant size.
+    for (auto [Off, Bytes] : ArrayRef(G.Ranges).drop_back()) {
+      const SCEV *E = EndOf(Off, nullptr, Bytes);
+      G.End = G.End ? SE.getSMaxExpr(G.End, E) : E;
+    }
+  }
+  const SCEV *E = EndOf(Offset, A.Span, A.Bytes);
+  G.End = G.End ? SE.getSMaxExpr(G.End, E) : E;
 }
 
 /// The TTI cost of the instructions of \p BB.

@@ -65,9 +65,12 @@ struct Access {
   Instruction *I;
   /// The address as seen from L (for a row: where the row starts).
   const SCEV *Addr;
-  /// Bytes touched from Addr in one iteration of L.
+  /// Bytes touched from Addr in one iteration of L (a row of run-time
+  /// length: the most that max-lines prefetches cover).
   uint64_t Bytes;
   bool IsWrite;
+  /// A row of run-time length: the bytes it spans, invariant in L.
+  const SCEV *Span = nullptr;
 };
 
 /// Accesses whose addresses differ by constants; they share prefetches.
@@ -83,6 +86,10 @@ struct AccessGroup {
   unsigned Level = 0;
   /// The loads of L the address depends on, with their own levels.
   SmallVector<std::pair<LoadInst *, unsigned>, 4> Loads;
+  /// With a row of run-time length among the members: the end of the
+  /// group's bytes relative to Base, invariant in L (the prefetched offsets
+  /// are clamped below it).
+  const SCEV *End = nullptr;
 };
 
 /// A vector gather (or scatter) of L: its lanes are prefetched. G describes
@@ -207,6 +214,9 @@ private:
   std::optional<Access> rowAccess(Instruction &I, Loop &Inner);
   std::optional<Access> firstIterationAccess(Instruction &I);
   uint64_t rowBytes(const SCEVAddRecExpr *AR, Loop &Inner, uint64_t Size);
+  const SCEV *rowSpan(const SCEVAddRecExpr *AR, Loop &Inner,
+                      uint64_t Size) const;
+  void extendEnd(AccessGroup &G, const Access &A, int64_t Offset);
   void addToGroups(const Access &A, SmallVectorImpl<AccessGroup> &Groups);
   uint64_t iterationCost(const Loop &Lp) const;
   uint64_t iterationWork(const Loop &Lp) const;
@@ -259,6 +269,8 @@ private:
   Value *instructionAt(Instruction *I, uint64_t D);
   Value *expandAt(const SCEV *S, uint64_t D, Type *Ty);
   void emitPrefetch(const SCEV *Addr, bool IsWrite);
+  unsigned emitLines(const AccessGroup &G,
+                     function_ref<const SCEV *(int64_t)> At);
   unsigned emitStrided(const AccessGroup &G, int64_t Stride, unsigned D);
   unsigned emitIndirect(const AccessGroup &G, unsigned D);
   void emitLinks(const AccessGroup &G, unsigned D);
