@@ -111,6 +111,53 @@ def test_embedding_bag_and_conv():
                                rtol=1e-4, atol=1e-4)
 
 
+def _bag_graph(last: bool, mode: str, padding_idx: int | None = None) -> Graph:
+    g = Graph()
+    t = g.input("t", (50000, 64), DType.f32)
+    i = g.input("i", (8192,), DType.i64)
+    o = g.input("o", (513 if last else 512,), DType.i64)
+    g.set_outputs([g.embedding_bag(t, i, o, mode=mode, include_last_offset=last,
+                                   padding_idx=padding_idx)])
+    return g
+
+
+def test_embedding_bag_bags_split_between_threads():
+    """The bags of an embedding_bag are chunked between the threads (its
+    checks and bounds run first, as a step of their own), with every mode
+    and offset layout giving the serial kernel's bits; a bad index or offset
+    raises with threads as without."""
+    ir = generate(_bag_graph(False, "sum")).ir
+    spmd = ir[ir.index("@llvmaccel_main.spmd("):]
+    # The prologue step (one chunk), then the bags (one per claimed chunk).
+    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 1)" in spmd
+    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 1, i64 %par.chunks)" in spmd
+    table = torch.randn(50000, 64)
+    idx = torch.randint(0, 50000, (8192,))
+    idx[::7] = 3
+    for last, mode, pad in [(False, "sum", None), (True, "mean", None), (False, "mean", 3)]:
+        c = compile_graph(_bag_graph(last, mode, pad))
+        off = torch.arange(0, 8193 if last else 8192, 16)
+        if last:
+            off[-1] = 8192
+        args = (table.numpy(), idx.numpy(), off.numpy())
+        outs = []
+        for n in (1, 2):
+            blas.set_num_threads(n)
+            outs.append(c(*args)[0])
+        np.testing.assert_array_equal(outs[0], outs[1])
+        ref = F.embedding_bag(idx, table, off, mode=mode, include_last_offset=last,
+                              padding_idx=pad)
+        torch.testing.assert_close(torch.from_numpy(outs[1]), ref)
+        bad = idx.clone()
+        bad[8000] = 50000
+        with pytest.raises((KernelIndexError, IndexError)):
+            c(table.numpy(), bad.numpy(), off.numpy())
+        worse = off.clone()
+        worse[100] = worse[99] - 1
+        with pytest.raises(RuntimeError):
+            c(table.numpy(), idx.numpy(), worse.numpy())
+
+
 def test_dynamic_shapes_empty_and_tiny():
     c = torch.compile(lambda x: torch.softmax(torch.tanh(x) * 2, -1), backend="llvmaccel",
                       dynamic=True)

@@ -507,6 +507,9 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
             continue  # emitted in its reader's nest
         if not isinstance(n, _Copy) and n.id in e.epilogue_done:
             continue  # computed in its matmul's kernel
+        if not isinstance(n, _Copy) and n.op == "embedding_bag":
+            # Its checks and bounds first, so that its bags can be chunked.
+            e.step(lambda n=n: e.emit_embedding_bag_prologue(n))
         e.step(lambda n=n: _emit_step(e, n, group_of, producers))
         after = checks.pop(n.id, [])
         if after:

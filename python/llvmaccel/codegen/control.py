@@ -34,8 +34,8 @@ from .emitter import EmitterCore
 MULTI_VALUED = frozenset({"scan", "while", "switch", "sort"})
 # What a region's emitter has of its own: the graph and what is keyed by its
 # node ids, and the names of its blocks.
-_REGION_LOCAL = frozenset({"g", "buffers", "memo", "bag_bounds", "reduce_acc", "label_scope",
-                           "label_prefix"})
+_REGION_LOCAL = frozenset({"g", "buffers", "memo", "bag_bounds", "bag_prologues", "reduce_acc",
+                           "label_scope", "label_prefix"})
 
 
 class ControlEmitter(EmitterCore):
@@ -93,6 +93,7 @@ class ControlEmitter(EmitterCore):
         child.__dict__.update(self.__dict__)  # the same function: lists shared
         child.g = graph
         child.buffers, child.memo, child.bag_bounds, child.reduce_acc = {}, {}, {}, {}
+        child.bag_prologues = set()
         child.label_scope, child.label_prefix = self.label_prefix, ""
         for n, buf in zip(graph.inputs, ins, strict=True):
             child.buffers[n.id] = Buffer(buf.kind, tuple(n.shape), n.dtype, buf.param, n.id)

@@ -65,6 +65,7 @@ class EmitterCore:
         self.buffers: dict[int, Buffer] = {}
         self.errors: dict[int, tuple[str, str]] = {}
         self.bag_bounds: dict[int, Buffer] = {}  # embedding_bag without the last offset
+        self.bag_prologues: set[int] = set()  # embedding_bags whose checks are emitted
         self.reduce_acc: dict[int, Buffer] = {}  # f64 rows of emit_reduce_rows
         self.mm_stack: dict[tuple[str, str, int], str] = {}  # matmul panels, shared
         # (node id, kernel, reason) of every matmul (llvmaccel.blas.choose).

@@ -130,7 +130,32 @@ class GatherEmitter(EmitterCore):
             self.line(f"store i1 {self.op(f'or i1 {old}, {bad}', 'c')}, ptr {flag}")
         self.fail_if(self.op(f"load i1, ptr {flag}", "c"), code)
 
+    def emit_embedding_bag_prologue(self, node: Node) -> None:
+        """What an embedding_bag does before its bags: the checks of its
+        offsets and indices and, without the last offset, the bounds array
+        (offsets, then ``len(indices)``). A parallel kernel runs it as a step
+        of its own, so that the bags' step can be split between threads
+        (each reads the bounds, none writes them)."""
+        if node.id in self.bag_prologues:
+            return
+        self.bag_prologues.add(node.id)
+        table, indices, offsets = node.inputs[:3]
+        bi, bo = self.buffer_of(indices), self.buffer_of(offsets)
+        assert bi is not None and bo is not None
+        nidx = self.dim(indices.shape[0])
+        noff = self.dim(offsets.shape[0])
+        self.check_bag_offsets(bo, offsets.dtype, noff, nidx)
+        self.check_indices(indices, table.shape[0], "embedding_bag")
+        if not node.attrs["last"]:  # bounds = offsets + [len(indices)]
+            bounds = self.bag_bounds[node.id]
+            with self.loop(noff) as i:
+                self.store(bounds, i, self.to_i64(self.load(bo, i), offsets.dtype))
+            self.store(bounds, noff, nidx)
+
     def emit_embedding_bag(self, node: Node, out: Buffer) -> None:
+        """``out[b] = sum`` (or mean) of the table rows of bag ``b``; the
+        bags are independent, so a parallel kernel splits them between its
+        threads (:meth:`par_range`, by the rows gathered)."""
         table, indices, offsets = node.inputs[:3]
         weights = node.inputs[3] if len(node.inputs) > 3 else None
         bt, bi, bo = (self.buffer_of(x) for x in (table, indices, offsets))
@@ -138,20 +163,16 @@ class GatherEmitter(EmitterCore):
         assert bt is not None and bi is not None and bo is not None
         t = node.dtype.llvm
         nidx = self.dim(indices.shape[0])
-        noff = self.dim(offsets.shape[0])
         d = self.dim(table.shape[1])
-        self.check_bag_offsets(bo, offsets.dtype, noff, nidx)
-        self.check_indices(indices, table.shape[0], "embedding_bag")
+        self.emit_embedding_bag_prologue(node)
 
         bags = self.dim(node.shape[0])
         zero = _const(0, node.dtype)
         bounds, bdt = bo, offsets.dtype
-        if not node.attrs["last"]:  # bounds = offsets + [len(indices)]
+        if not node.attrs["last"]:
             bounds, bdt = self.bag_bounds[node.id], DType.i64
-            with self.loop(noff) as i:
-                self.store(bounds, i, self.to_i64(self.load(bo, i), offsets.dtype))
-            self.store(bounds, noff, nidx)
-        with self.loop(bags, hint="bag") as b:
+        first, last = self.par_range(bags, shape_numel((indices.shape[0], table.shape[1])))
+        with self.loop(last, start=first, hint="bag") as b:
             start = self.to_i64(self.load(bounds, b), bdt)
             b1 = self.op(f"add nsw i64 {b}, 1", "i")
             end = self.to_i64(self.load(bounds, b1), bdt)

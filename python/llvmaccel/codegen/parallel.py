@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..graph import Graph, SymExpr, shape_numel
+from ..graph import Graph, Node, SymExpr, shape_numel
 from ..target import TargetInfo
 from .common import Buffer
 
@@ -82,10 +82,19 @@ def candidate(graph: Graph) -> bool:
     for n in graph.nodes:
         if n.op in ("input", "constant"):
             continue
-        size = shape_numel(n.shape)
+        size = node_work(n)
         if isinstance(size, SymExpr) or size >= MIN_WORK:  # type: ignore[operator]
             return True
     return False
+
+
+def node_work(n: Node) -> object:
+    """Elements of work of ``n``'s loop nest: its result's, or for an
+    embedding_bag the table elements it gathers (``len(indices) x dim``:
+    a batch of bags sums many rows into each of its few)."""
+    if n.op == "embedding_bag":
+        return shape_numel((n.inputs[1].shape[0], n.inputs[0].shape[1]))
+    return shape_numel(n.shape)
 
 
 def thread_row(e: EmitterCore, buf: Buffer, row: tuple) -> Buffer:
