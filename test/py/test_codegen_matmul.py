@@ -13,6 +13,7 @@ import pytest
 
 from llvmaccel import codegen, compiler
 from llvmaccel.codegen import generate
+from llvmaccel.codegen.matmul import tile_vectors
 from llvmaccel.graph import DType, Graph, GraphError, Sym
 from llvmaccel.target import host
 
@@ -28,8 +29,10 @@ def _cache_dir(tmp_path, monkeypatch):
 
 
 def _tiling(dt: DType) -> tuple[int, int, int, int]:
-    """(vector width W, tile rows MR, tile columns NR, panel depth KC) of the host."""
-    nrv = codegen._MATMUL_NR_VECTORS
+    """(vector width W, tile rows MR, tile columns NR, panel depth KC) of the
+    host (the default target), for a wide product of run-time N."""
+    vw = codegen._matmul_tiling(dt, 1)[0]
+    nrv = tile_vectors(Sym("n"), vw, codegen.common.default_target())
     vw, mr, kc = codegen._matmul_tiling(dt, nrv)
     return vw, mr, nrv * vw, kc
 
@@ -223,6 +226,39 @@ def test_narrower_vector_hosts(monkeypatch, vbytes):
             for m, n, k in [(mr + 1, nr + 1, kc + 1), (2 * mr - 1, vw - 1 or 1, 3), (1, 1, 1)]:
                 _check(c, dt, m, n, k, tb=True)
             _check(compiler.compile_graph(_graph(dt, 7, 1, 2 * vw + 1)), dt, 7, 1, 2 * vw + 1)
+    finally:
+        compiler.clear_memory_cache()
+
+
+def test_tile_width_by_registers():
+    """Four vectors across a tile where the target has 32 registers of 512
+    bits (AVX-512) and N is wider than two vectors; two elsewhere (AVX2,
+    NEON-sized registers) and for narrow products."""
+    avx512 = dataclasses.replace(host(), vector_bits=512, vector_registers=32)
+    avx2 = dataclasses.replace(host(), vector_bits=256, vector_registers=16)
+    neon = dataclasses.replace(host(), vector_bits=128, vector_registers=32)
+    assert tile_vectors(256, 16, avx512) == 4 and tile_vectors(Sym("n"), 16, avx512) == 4
+    assert tile_vectors(32, 16, avx512) == 2 and tile_vectors(33, 16, avx512) == 4
+    assert tile_vectors(256, 8, avx2) == 2 and tile_vectors(256, 4, neon) == 2
+
+
+def test_wide_tiles_compute_the_same(monkeypatch):
+    """The four-vector tiles of AVX-512 targets, generated for this host
+    (512-bit IR vectors, which LLVM splits where registers are narrower):
+    every right edge (one to four vectors), leftover rows and k-blocks,
+    against numpy."""
+    wide = dataclasses.replace(host(), vector_bits=512, vector_registers=32)
+    monkeypatch.setattr(codegen.common, "default_target", lambda: wide)
+    compiler.clear_memory_cache()
+    try:
+        for dt in (DType.f32, DType.f64):
+            vw, mr, nr, kc = _tiling(dt)
+            assert nr == 4 * vw
+            for tb in (False, True):
+                c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k"), tb=tb))
+                for n in (nr, nr + 1, vw + 1, 2 * vw + 1, 3 * vw + 1, 2 * nr + 3):
+                    _check(c, dt, 2 * mr + 3, n, kc + 5, tb=tb)
+            _check(compiler.compile_graph(_graph(dt, 37, 5 * vw + 3, 70)), dt, 37, 5 * vw + 3, 70)
     finally:
         compiler.clear_memory_cache()
 

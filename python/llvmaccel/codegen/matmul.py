@@ -26,6 +26,15 @@ from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_panel_depth, enabled,
 # = this many vectors of the host's width), bytes of a packed KC x NR panel of
 # B (L1/L2-resident), and rows x columns of C per tile of the dot-product kernel.
 _MATMUL_NR_VECTORS = 2
+# On targets with 32 vector registers of 512 bits (AVX-512) a tile is this
+# many vectors wide when N is wider than two vectors: 4 x 64 floats, 16
+# accumulators as in 8 x 32, but A (read in place) is streamed once per 64
+# columns instead of per 32. On the Emerald Rapids Xeon, one thread, against
+# torch.mm: 512x768x256 (B^T) 0.86x -> 1.02x, attention's 32x256x256x64
+# 0.81x -> 1.25x and 32x256x64x256 0.91x -> 1.05x, 256^3 0.85x -> 1.02x;
+# for N of 32 or less it loses (4096x32x256 0.77x -> 0.72x), so narrow
+# products keep two vectors.
+_MATMUL_WIDE_NR_VECTORS = 4
 _MATMUL_PANEL_BYTES = 32768
 _MATMUL_DOT_TILE = (4, 2)
 # The streaming kernel of few-row products (see _Emitter.mm_rows): at most
@@ -95,7 +104,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         along k and N smaller than a vector. Offsets start at 0."""
         vw = _matmul_tiling(dt, 1, self.target)[0]
         small_n = isinstance(n, int) and n <= vw
-        nrv = 1 if small_n else _MATMUL_NR_VECTORS
+        nrv = 1 if small_n else _MATMUL_NR_VECTORS if dot2 else \
+            tile_vectors(n, vw, self.target)
         _, mr, kc = _matmul_tiling(dt, nrv, self.target)
         dot = not dot2 and not ta and (tb or n == 1) and isinstance(n, int) and n < vw
         tile_vw = vw
@@ -837,6 +847,18 @@ def _strided_batch(a_batch: tuple, b_batch: tuple, batch: tuple, m: object, n: o
         return False
     count = shape_numel(batch)
     return all(count * x * y <= blas.INT32_MAX for x, y in ((m, k), (k, n), (m, n)))  # type: ignore[operator]
+
+
+def tile_vectors(n: object, vw: int, target: TargetInfo) -> int:
+    """Vectors of ``vw`` lanes across a register tile of a product ``N``
+    wide: :data:`_MATMUL_WIDE_NR_VECTORS` on targets with 32 registers of at
+    least 512 bits (TTI's count and width) when ``N`` is wider than
+    :data:`_MATMUL_NR_VECTORS` vectors (or known only at run time), else
+    :data:`_MATMUL_NR_VECTORS`."""
+    wide = target.vector_registers >= 32 and target.vector_bits >= 512
+    if wide and (not isinstance(n, int) or n > _MATMUL_NR_VECTORS * vw):
+        return _MATMUL_WIDE_NR_VECTORS
+    return _MATMUL_NR_VECTORS
 
 
 def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None
