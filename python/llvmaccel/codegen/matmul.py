@@ -1,5 +1,6 @@
 """Matmul: k-blocks of B packed into an L1-sized panel, register tiles of C of
-up to 8 rows x 2 vectors of the target's width held in vector registers
+up to 8 rows x 2 vectors of the target's width (4 x 4 on AVX-512-sized
+targets, :func:`tile_vectors`) held in vector registers
 across a k-block (explicit ``<W x float>`` IR with ``llvm.fmuladd``),
 transposed operands read in place, a dot-product kernel vectorized along
 k for N = 1 and N < W, and for a few rows of A times a large B contiguous
