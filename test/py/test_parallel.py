@@ -158,6 +158,30 @@ def test_embedding_bag_bags_split_between_threads():
             c(table.numpy(), idx.numpy(), worse.numpy())
 
 
+def test_batched_matmul_split_between_threads(monkeypatch):
+    """The batch indices of llvmaccel's own batched matmul are chunked
+    between the threads (DLRM's interaction ``z @ z^T``), bit-identical to
+    one thread, with an odd batch and edges in every dimension."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
+    g = Graph()
+    a = g.input("a", (67, 29, 48), DType.f32)
+    b = g.input("b", (67, 48, 37), DType.f32)
+    g.set_outputs([g.matmul(a, b)])
+    kernel = generate(g)
+    spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
+    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 %par.chunks)" in spmd
+    c = compile_graph(g)
+    rng = np.random.default_rng(3)
+    xa = rng.standard_normal((67, 29, 48)).astype(np.float32)
+    xb = rng.standard_normal((67, 48, 37)).astype(np.float32)
+    outs = []
+    for n in (1, 2):
+        blas.set_num_threads(n)
+        outs.append(c(xa, xb)[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_allclose(outs[1], xa.astype(np.float64) @ xb, rtol=1e-4, atol=1e-4)
+
+
 def test_dynamic_shapes_empty_and_tiny():
     c = torch.compile(lambda x: torch.softmax(torch.tanh(x) * 2, -1), backend="llvmaccel",
                       dynamic=True)

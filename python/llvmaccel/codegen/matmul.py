@@ -88,7 +88,13 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             # threads in one parallel region (not one per batch index).
             self.mm_blas(mm, count=shape_numel(batch))
             return
-        with self.nest(batch) as bidx:
+        # The batch indices of llvmaccel's kernel are independent (each
+        # writes its own C, panels and tiles are per-thread stack arrays): a
+        # parallel kernel splits them between its threads. Library calls stay
+        # on one thread (the library has threads of its own).
+        work = dim_op("mul", shape_numel(batch), dim_op("mul", dim_op("mul", m, n), k)) \
+            if batch and choice.kernel == "own" else None
+        with self.nest(batch, work=work) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
                                           a_batch), self.dim(dim_op("mul", m, k)))
             mm.ob = self.imul(self.linear(self.bcast_idx_shape(b_batch, batch, bidx),

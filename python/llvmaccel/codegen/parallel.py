@@ -89,11 +89,14 @@ def candidate(graph: Graph) -> bool:
 
 
 def node_work(n: Node) -> object:
-    """Elements of work of ``n``'s loop nest: its result's, or for an
+    """Elements of work of ``n``'s loop nest: its result's, for an
     embedding_bag the table elements it gathers (``len(indices) x dim``:
-    a batch of bags sums many rows into each of its few)."""
+    a batch of bags sums many rows into each of its few), for a matmul its
+    multiply-adds."""
     if n.op == "embedding_bag":
         return shape_numel((n.inputs[1].shape[0], n.inputs[0].shape[1]))
+    if n.op == "matmul":  # multiply-adds
+        return shape_numel(n.shape + (n.inputs[0].shape[-1],))
     return shape_numel(n.shape)
 
 
