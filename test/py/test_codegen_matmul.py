@@ -263,6 +263,27 @@ def test_wide_tiles_compute_the_same(monkeypatch):
         compiler.clear_memory_cache()
 
 
+def test_transposed_panels_are_packed_in_registers():
+    """A B stored ``[N, K]`` (``linear``'s weight, attention's ``k^T``) is
+    packed by full blocks of W x W, W loads along K transposed in registers
+    (log2 W stages of two-source shuffles, the first interleaving row ``i``
+    with row ``i + W/2``), not by a scalar copy the vectorizer turns into a
+    scatter per vector; right edges and the last ``K % W`` of a k-block are
+    copied by the scalar loop. Every case against numpy."""
+    for dt in (DType.f32, DType.f64):
+        vw, mr, nr, kc = _tiling(dt)
+        ir = codegen.generate(_graph(dt, Sym("m"), Sym("n"), Sym("k"), tb=True)).ir
+        vt = f"<{vw} x {dt.llvm}>"
+        lo = ", ".join(f"i32 {x}" for q in range(vw // 2) for x in (q, vw + q))
+        assert f"shufflevector {vt} " in ir and f"<{vw} x i32> <{lo}>" in ir
+        plain = codegen.generate(_graph(dt, Sym("m"), Sym("n"), Sym("k"))).ir
+        assert f"<{vw} x i32> <{lo}>" not in plain
+        c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k"), tb=True))
+        for k in (1, vw - 1, vw, vw + 1, 3 * vw + 2, kc, kc + vw + 1):
+            for n in (nr, nr - 1, 2 * nr, 2 * nr + vw + 1):
+                _check(c, dt, mr + 1, n, k, tb=True)
+
+
 def test_integer_matmul_is_rejected():
     """Integer matmuls are not generated (the frontends fall back to eager,
     which is exact); the graph refuses them."""

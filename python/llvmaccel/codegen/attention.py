@@ -73,7 +73,7 @@ from ..graph import DType, Graph, Node, SymExpr, dim_eval, dim_str, shape_numel
 from ..target import TargetInfo
 from . import parallel
 from .common import Buffer, _const
-from .elementwise import ElementwiseEmitter, _reduce_identity
+from .elementwise import ElementwiseEmitter, _reduce_identity, accumulator_dtype
 from .matmul import MatmulEmitter, _matmul_source, _matmul_tiling, matmul_operands
 
 __all__ = ["AttentionPlan", "AttentionEmitter", "enabled", "find_attention", "query_block"]
@@ -601,7 +601,9 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         # One block of scores per thread (rows_max x S), and the row sums.
         sc = self.scratch((self.par_cap, rows_max, keys), dt)
         sc = parallel.thread_row(self, sc, (rows_max, keys))
-        acc_dt = DType.f64 if dt is DType.f32 else dt
+        # The row sums as a sum of the same length elsewhere (f32 up to
+        # F32_ACCUMULATION_MAX keys, in SUM_LANES partial sums: att_softmax).
+        acc_dt = accumulator_dtype(dt, "sum", keys)
         den = Buffer("temp", (rows_max,), acc_dt, self.stack_array("att.den", rows_max, acc_dt))
         flags = Buffer("temp", (rows_max,), DType.bool,
                        self.stack_array("att.flag", rows_max, DType.bool)) \
@@ -917,9 +919,9 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                     self.memo[(red.id, at_row)] = self.op(f"load {red.dtype.llvm}, ptr {acc}",
                                                           "a")
                 self.store(flags, r, self.emit(plan.cond, list(at_row)))
-            total = self.alloca(at)
-            self.line(f"store {at} {_const(0, acc_dt)}, ptr {total}")
-            with self.loop(ds, hint="aj") as j:
+
+            def prob(j: str, base: str = base, idx_row: list[str] = idx_row) -> str:
+                """``e`` at key ``j``, stored in the block."""
                 off = self.iadd(base, j)
                 idx = idx_row + [j]
                 self.memo[(x.id, tuple(idx))] = self.load(sc, off)
@@ -927,12 +929,19 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
                 self.att_row_at(row_vals, idx)
                 v = self.emit(e, idx)
                 self.store(sc, off, v)
-                a = self.op(f"load {at}, ptr {total}", "a")
-                w = self.convert(v, dt, acc_dt)
-                self.line(f"store {at} {self.combine('sum', acc_dt, a, w, reassoc=True)}, "
-                          f"ptr {total}")
-            s = self.op(f"load {at}, ptr {total}", "a")
-            self.store(den, r, s)
+                return v
+
+            if acc_dt is DType.f32 and dt is DType.f32:
+                self.store(den, r, self.sum_lanes(ds, prob))
+            else:
+                total = self.alloca(at)
+                self.line(f"store {at} {_const(0, acc_dt)}, ptr {total}")
+                with self.loop(ds, hint="aj") as j:
+                    w = self.convert(prob(j), dt, acc_dt)
+                    a = self.op(f"load {at}, ptr {total}", "a")
+                    self.line(f"store {at} {self.combine('sum', acc_dt, a, w, reassoc=True)}"
+                              f", ptr {total}")
+                self.store(den, r, self.op(f"load {at}, ptr {total}", "a"))
 
     def stack_array(self, role: str, count: int, dt: DType) -> str:
         """A stack array of ``count`` elements of ``dt`` in the entry block."""

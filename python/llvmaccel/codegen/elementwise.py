@@ -4,6 +4,8 @@ the scalar computations, and the reduction loop nests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import vecmath
 from ..graph import DType, Node, dim_op, dim_str, shape_numel
 from .common import Buffer, CodegenError, _const, _fconst
@@ -693,16 +695,21 @@ class ElementwiseEmitter(EmitterCore):
         halves): no ``reassoc``, so however the loops are vectorized,
         unrolled or inlined (a thread's part, an inter-op branch), the
         result is the same bits; the lane loop vectorizes as it is."""
+        return self.sum_lanes(self.dim(x.shape[axis]), lambda r: self.convert(
+            self.emit(x, _full_index(x.rank, kept, kidx, (axis,), [r])), x.dtype, DType.f32))
+
+    def sum_lanes(self, n: str, value: Callable[[str], str]) -> str:
+        """The f32 sum of ``value(r)`` for ``r`` in ``[0, n)`` in the fixed
+        order of :meth:`emit_sum_lanes` (``value`` emits the element, and may
+        store it too, inside the loop)."""
         lanes = SUM_LANES
         vt = f"<{lanes} x float>"
         acc = self.alloca(vt)
         self.line(f"store {vt} zeroinitializer, ptr {acc}")
-        n = self.dim(x.shape[axis])
         full = self.op(f"udiv i64 {n}, {lanes}", "i")
 
         def add(lane: str, r: str) -> None:
-            v = self.convert(self.emit(x, _full_index(x.rank, kept, kidx, (axis,), [r])),
-                             x.dtype, DType.f32)
+            v = value(r)
             p = self.op(f"getelementptr inbounds float, ptr {acc}, i64 {lane}", "p")
             a = self.op(f"load float, ptr {p}", "a")
             self.line(f"store float {self.op(f'fadd float {a}, {v}', 'v')}, ptr {p}")
