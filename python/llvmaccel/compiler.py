@@ -45,7 +45,7 @@ from .codegen import parallel as intra_op
 from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
 from .ir import parse_ir
-from .pipeline import Remark, Report, llvm_version, plugin_path, run_passes
+from .pipeline import AutoPasses, Remark, Report, llvm_version, plugin_path, run_passes
 
 __all__ = [
     "CompiledGraph",
@@ -518,7 +518,8 @@ def _plugin_id() -> str:
 
 
 def compile_graph(graph: Graph, pipeline: str | None = None,
-                  auto: str | None = None, inter_op: bool | None = None) -> CompiledGraph:
+                  auto: AutoPasses | None = None,
+                  inter_op: bool | None = None) -> CompiledGraph:
     """Compiles ``graph`` (or returns the cached compilation).
 
     Args:
@@ -526,8 +527,8 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
         pipeline: Pass pipeline; default ``"default<O3>"`` (llvmaccel passes
             at their extension points).
         auto: Which llvmaccel passes join the default pipelines: ``"all"``,
-            ``"none"`` or comma-separated pass names; None leaves it to
-            ``$LLVMACCEL_AUTO`` (default all).
+            ``"none"``, pass names separated by commas, or a list of pass
+            names; None leaves it to ``$LLVMACCEL_AUTO`` (default all).
         inter_op: Run independent branches of the graph as parallel tasks
             of MLIR's async runtime (:mod:`llvmaccel.interop`); None leaves
             it to ``$LLVMACCEL_INTER_OP`` (default off). Where the MLIR tools
@@ -538,6 +539,11 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     pipeline = profiling.with_loop_timing(pipeline or DEFAULT_PIPELINE)
     if auto is None:
         auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
+    elif isinstance(auto, (list, tuple)) and all(isinstance(n, str) for n in auto):
+        auto = ",".join(auto) or "none"  # one text: the cache key is hashed
+    elif not isinstance(auto, str):
+        raise TypeError(f"auto must be None, 'all', 'none' or a list of pass names, "
+                        f"not {auto!r}")
     parallel = interop.requested(inter_op)
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",

@@ -73,6 +73,22 @@ def test_accel_phi_decompose_splits_the_complex_sum():
                                    atol=1e-5)
 
 
+def test_auto_takes_a_list_of_pass_names():
+    """``auto`` as a list (as ``torch.compile(options={"auto": [...]})``
+    passes it) is the same selection as the names joined by commas: one
+    cached compilation, and the listed pass runs. Anything else is a
+    TypeError, not a failure inside the cache."""
+    g = _complex_sum_graph((Sym("n"),), (0,))
+    listed = compiler.compile_graph(g, auto=["accel-phi-decompose"])
+    assert listed is compiler.compile_graph(g, auto="accel-phi-decompose")
+    assert "phi { float, float }" not in listed.optimized_ir
+    both = compiler.compile_graph(g, auto=("accel-prefetch", "accel-phi-decompose"))
+    assert "phi { float, float }" not in both.optimized_ir
+    assert "phi { float, float }" in compiler.compile_graph(g, auto=[]).optimized_ir
+    with pytest.raises(TypeError, match="auto must be"):
+        compiler.compile_graph(g, auto={"accel-prefetch": 1})
+
+
 def test_complex_dot_is_one_loop_with_an_aggregate_phi():
     """vdot(a, b): the product is fused into the sum (no temporary), one loop
     whose accumulator is a ``phi { float, float }``: the complex dot product

@@ -277,3 +277,43 @@ def test_outputs_are_device_put_arrays_without_a_copy():
     wide = np.arange(3, dtype=np.int64)  # not canonical without x64
     (w,) = _to_jax([wide])
     assert w.dtype == jax.device_put(wide).dtype
+
+
+def test_calls_on_jax_arrays_dispatch_through_xla(monkeypatch):
+    """Concrete calls whose leaves are all jax.Arrays run the kernel as one
+    jax.jit program (its custom call), traced once per signature; numpy
+    arguments take the Python path (jax.jit would copy them), and so does a
+    call the program fails, so that llvmaccel's own exception is raised."""
+    import llvmaccel.jax as ljax
+
+    def fn(x, w):
+        return jnp.tanh(x @ w), jnp.argmax(x, axis=1)
+
+    f = lj.jit(fn)
+    want = jax.jit(fn)(X, W)
+    f(X, W)  # numpy leaves: the Python path
+    entry = f._resolve((X, W), {})[0]  # noqa: SLF001
+    assert entry._dispatch is None  # noqa: SLF001
+    xj, wj = jnp.asarray(X), jnp.asarray(W)
+    for _ in range(2):
+        got = f(xj, wj)
+        for g, r in zip(got, want, strict=True):
+            assert isinstance(g, jax.Array) and g.dtype == r.dtype
+            np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=2e-5, atol=2e-5)
+    run = entry.dispatcher()
+    assert run is not None and run._cache_size() == 1  # noqa: SLF001
+    # A program that fails: the call is made again from Python.
+    calls = []
+
+    def failing(*a):
+        calls.append(a)
+        raise jax.errors.JaxRuntimeError("INTERNAL: kernel failed")
+
+    monkeypatch.setattr(ljax._Entry, "dispatcher", lambda self: failing)  # noqa: SLF001
+    got = f(xj, wj)
+    assert len(calls) == 1
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=2e-5, atol=2e-5)
+    # Polymorphic shapes keep the Python path (a new size, no new XLA program).
+    g = lj.jit(fn, polymorphic_shapes=["b, 10", None])
+    np.testing.assert_array_equal(np.asarray(g(xj, wj)[1]), np.asarray(want[1]))
+    assert len(calls) == 1
