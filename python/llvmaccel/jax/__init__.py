@@ -12,6 +12,12 @@ structure, shapes and dtypes of the arguments), lowered to an llvmaccel graph
 run. Unsupported primitives raise :class:`UnsupportedPrimitive`, or with
 ``fallback=True`` run the whole function under :func:`jax.jit` with a warning.
 
+A call whose array arguments are all :class:`jax.Array` s runs the kernel as
+one :func:`jax.jit` program calling it through the XLA FFI handler
+(:mod:`llvmaccel.jax.ffi`): JAX's dispatch checks the arguments and XLA
+allocates the outputs. Other calls (numpy arguments, ``polymorphic_shapes``)
+run the kernel from Python and put its outputs as jax.Arrays without a copy.
+
 Symbolic (polymorphic) shapes
 -----------------------------
 ``jit(f, polymorphic_shapes=[...])`` declares some sizes symbolic, in the
