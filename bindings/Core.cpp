@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/JITLink/JITLink.h"
@@ -21,7 +22,10 @@
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
@@ -361,6 +365,83 @@ unsigned pipelineDepth(StringRef Pipeline) {
   return Max;
 }
 
+/// The function attribute of llvmaccel's code generator saying that the
+/// function's pointer parameters with a `dereferenceable` size are distinct
+/// buffers, where they cannot be `noalias`: the SPMD body of a parallel
+/// kernel, whose threads write through the same pointers between barriers.
+static constexpr const char *DistinctBuffersAttr = "llvmaccel-distinct-buffers";
+
+/// The parameters (by index into \p Params) that the pointer operands of \p I
+/// are based on, or false if one is based on anything else (or \p I is an
+/// access this does not describe).
+static bool accessedBuffers(Instruction &I,
+                            const DenseMap<const Value *, unsigned> &Params,
+                            SmallVectorImpl<unsigned> &Out) {
+  SmallVector<Value *, 2> Ptrs;
+  if (auto *L = dyn_cast<LoadInst>(&I))
+    Ptrs.push_back(L->getPointerOperand());
+  else if (auto *St = dyn_cast<StoreInst>(&I))
+    Ptrs.push_back(St->getPointerOperand());
+  else if (auto *MT = dyn_cast<MemTransferInst>(&I))
+    Ptrs.append({MT->getRawDest(), MT->getRawSource()});
+  else if (auto *MS = dyn_cast<MemSetInst>(&I))
+    Ptrs.push_back(MS->getRawDest());
+  else
+    return false;
+  for (Value *Ptr : Ptrs) {
+    SmallVector<const Value *, 4> Objects;
+    getUnderlyingObjects(Ptr, Objects, /*LI=*/nullptr, /*MaxLookup=*/0);
+    for (const Value *O : Objects) {
+      auto It = Params.find(O);
+      if (It == Params.end())
+        return false;
+      if (!is_contained(Out, It->second))
+        Out.push_back(It->second);
+    }
+  }
+  return !Out.empty();
+}
+
+/// Alias scopes for the accesses of a function with DistinctBuffersAttr, as
+/// the inliner gives those of `noalias` arguments: one scope per buffer
+/// parameter; an access based on some of them is in their scopes and does not
+/// alias the others'. Unlike `noalias` this says nothing about calls (the
+/// barriers), only that two accesses to different buffers are independent.
+static void addBufferScopes(Function &F) {
+  DenseMap<const Value *, unsigned> Params;
+  SmallVector<Argument *, 16> Buffers;
+  for (Argument &A : F.args())
+    if (A.getType()->isPointerTy() && A.getDereferenceableBytes()) {
+      Params[&A] = Buffers.size();
+      Buffers.push_back(&A);
+    }
+  if (Buffers.size() < 2)
+    return;
+  MDBuilder MDB(F.getContext());
+  MDNode *Domain = MDB.createAnonymousAliasScopeDomain(F.getName());
+  SmallVector<MDNode *, 16> Scopes;
+  for (Argument *A : Buffers)
+    Scopes.push_back(MDB.createAnonymousAliasScope(Domain, A->getName()));
+  for (Instruction &I : instructions(F)) {
+    SmallVector<unsigned, 2> Mine;
+    if (!accessedBuffers(I, Params, Mine))
+      continue;
+    SmallVector<Metadata *, 16> In;
+    SmallVector<Metadata *, 16> Out;
+    for (auto [K, Scope] : enumerate(Scopes))
+      (is_contained(Mine, K) ? In : Out).push_back(Scope);
+    I.setMetadata(
+        LLVMContext::MD_alias_scope,
+        MDNode::concatenate(I.getMetadata(LLVMContext::MD_alias_scope),
+                            MDNode::get(F.getContext(), In)));
+    if (!Out.empty())
+      I.setMetadata(LLVMContext::MD_noalias,
+                    MDNode::concatenate(I.getMetadata(LLVMContext::MD_noalias),
+                                        MDNode::get(F.getContext(), Out)));
+  }
+  F.removeFnAttr(DistinctBuffersAttr);
+}
+
 Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
                    Report &R) {
   initializeLLVM();
@@ -377,6 +458,9 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
   S = verifyWithMessage(M, "input module is invalid: ");
   if (!S.ok())
     return S;
+  for (Function &F : M)
+    if (F.hasFnAttribute(DistinctBuffersAttr))
+      addBufferScopes(F);
 
   std::unique_ptr<TargetMachine> TM;
   S = makeTargetMachine(M, Opts, TM);

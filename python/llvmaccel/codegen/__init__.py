@@ -303,7 +303,12 @@ def _emit_function(graph: Graph, name: str, target: TargetInfo, host: bool, cap:
     # here too: allocated once by the caller, outside every loop.
     e.scratch = scratch
     if spmd:
-        e.prologue.append(f"  %par.chunks = mul nuw i64 %par.nth, {parallel.CHUNKS_PER_THREAD}")
+        # A team has a thread at least; saying so (umax) lets SCEV expand the
+        # chunk bounds, which divide by the chunk count, before a loop: the
+        # trip count accel-prefetch clamps a look-ahead across the loop to.
+        e.declare("llvm.umax.i64", "i64", ["i64", "i64"])
+        e.prologue += [f"  %par.n = mul nuw i64 %par.nth, {parallel.CHUNKS_PER_THREAD}",
+                       "  %par.chunks = call i64 @llvm.umax.i64(i64 %par.n, i64 1)"]
     symbols = graph.symbols()
     e.anchor_symbols(symbols)
     emit_graph(e, graph, out_bufs)
@@ -338,14 +343,16 @@ def _assemble(f: _Function, plan: memplan.Plan | None = None) -> _Function:
     head = params
     if e.spmd:
         # Every thread gets the same pointers: no noalias (other threads
-        # write through them, between barriers).
+        # write through them, between barriers). The buffers are distinct
+        # all the same: the JIT's pipeline gives their accesses alias scopes
+        # (llvmaccel-distinct-buffers, bindings/Core.cpp).
         head = [p.replace("noalias ", "").replace("ptr noalias", "ptr") for p in params] + \
             ["i64 %par.tid", "i64 %par.nth", "ptr %par.team"]
     linkage = "internal " if e.par_cap > 1 else ""
     # The SPMD body stays a function of its own (noinline): its parameters
     # keep their dereferenceable sizes, which accel-prefetch reads (inlined
     # into the task, they would be loads from the argument struct).
-    attrs = "nounwind noinline" if e.spmd else "nounwind"
+    attrs = 'nounwind noinline "llvmaccel-distinct-buffers"' if e.spmd else "nounwind"
     if wide := e.target.function_attributes():  # the widest vectors (see llvmaccel.target)
         attrs += " " + wide
     lines = [f"; llvmaccel graph {f.fingerprint}",
