@@ -130,7 +130,7 @@ def test_jax_control_bench_quick():
 
 def test_jax_control_markdown_keeps_earlier_runs():
     """A host's earlier runs stay beside its latest in the Markdown section
-    (newest first), each with its own note on what the jit column adds."""
+    (newest first), each with its own text on what the columns measure."""
     pytest.importorskip("jax")
     import importlib.util
 
@@ -139,20 +139,22 @@ def test_jax_control_markdown_keeps_earlier_runs():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
 
-    def run(date, ms, note=None):
+    def run(date, ms, **extra):
         meta = {"date": date, "cpu": "CPU", "jax": "0", "llvm": "22", "rounds": 5,
-                "load_start": [1, 1, 1], "load_end": [1, 1, 1]}
-        if note:
-            meta["note"] = note
+                "load_start": [1, 1, 1], "load_end": [1, 1, 1], **extra}
         res = [{"workload": "w", "median_ms": {"llvmaccel.jax.jit": ms, "kernel": ms,
                                                 "jax.jit": 1.0},
                 "speedup_vs_jax_jit": 1.0 / ms, "kernel_speedup_vs_jax_jit": 1.0 / ms}]
         return {"meta": meta, "results": res}
 
-    host = {**run("new", 0.5, mod.NOTE), "earlier": [run("old", 4.0)]}
+    note = "one jax.device_put of the outputs."
+    host = {**run("new", 0.5, columns=mod.COLUMNS),
+            "earlier": [run("mid", 2.0, note=note), run("old", 4.0)]}
     text = mod.markdown({"CPU (x)": host})
-    assert text.index("| w | 0.500") < text.index("Earlier run (old)") < text.index("| w | 4.000")
-    assert mod.NOTE in text and mod._OLD_NOTE in text
+    assert (text.index("| w | 0.500") < text.index("Earlier run (mid)") < text.index("| w | 2.000")
+            < text.index("Earlier run (old)") < text.index("| w | 4.000"))
+    assert mod.COLUMNS in text and f"column adds {note}" in text and mod._OLD_NOTE in text
+    assert text.index(mod.COLUMNS) < text.index("Earlier run (mid)")
 
 
 def test_verify_markdown_keeps_hand_sections(tmp_path):
