@@ -439,7 +439,6 @@ static void addBufferScopes(Function &F) {
                     MDNode::concatenate(I.getMetadata(LLVMContext::MD_noalias),
                                         MDNode::get(F.getContext(), Out)));
   }
-  F.removeFnAttr(DistinctBuffersAttr);
 }
 
 Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
@@ -459,8 +458,10 @@ Status runPipeline(Module &M, LLVMContext &Ctx, const RunOptions &Opts,
   if (!S.ok())
     return S;
   for (Function &F : M)
-    if (F.hasFnAttribute(DistinctBuffersAttr))
+    if (F.hasFnAttribute(DistinctBuffersAttr)) {
       addBufferScopes(F);
+      F.removeFnAttr(DistinctBuffersAttr);
+    }
 
   std::unique_ptr<TargetMachine> TM;
   S = makeTargetMachine(M, Opts, TM);

@@ -367,11 +367,17 @@ class CompiledGraph:
             return profiling.call_instrumented(self, lambda: self._run(inputs, symbols))
         return self._run(inputs, symbols)
 
-    def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
+    def sync_threads(self) -> None:
+        """Gives the library and the intra-op pool the thread counts in force
+        now (what the kernel uses of them): done before each call, here and
+        where the kernel is called by others (:mod:`llvmaccel.jax`)."""
         if self.kernel.uses_blas:
             blas.sync_threads(tasks=self.branches is not None)
         if self.kernel.parallel:
             intra_op.sync_threads()
+
+    def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
+        self.sync_threads()
         key = _tensor_signature(inputs)
         if key is None:
             key = _array_signature(inputs)

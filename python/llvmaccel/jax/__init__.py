@@ -58,8 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import blas, profiling
-from ..codegen import parallel as intra_op
+from .. import profiling
 from ..compiler import CompiledGraph, compile_graph
 from ..graph import Dim, Graph, SymExpr, dim_eval
 from .lowering import (
@@ -459,7 +458,6 @@ class JitFunction:
                                               strict=True)]
         return jax.tree_util.tree_unflatten(entry.out_tree, outs)
 
-
     def _dispatch(self, entry: _Entry, arrays: list[Any]) -> list[Any] | None:
         """The outputs of a concrete call through :meth:`_Entry.dispatcher`,
         or None where the call takes the Python path: numpy arguments (which
@@ -476,11 +474,7 @@ class JitFunction:
         run = entry.dispatcher()
         if run is None:
             return None
-        compiled = entry.fn
-        if compiled.kernel.uses_blas:
-            blas.sync_threads()
-        if compiled.kernel.parallel:
-            intra_op.sync_threads()
+        entry.fn.sync_threads()
         try:
             return run(*arrays)
         except jax.errors.JaxRuntimeError:
