@@ -6,7 +6,7 @@
 (:mod:`llvmaccel.jit`). Results are cached:
 
 * in the process, keyed on (graph fingerprint, dtype/rank signature, pipeline,
-  LLVM version, host CPU, ``$LLVMACCEL_AUTO``, ``$LLVMACCEL_BF16_DOT``,
+  LLVM version, host CPU, ``$LLVMACCEL_AUTO``, ``$LLVMACCEL_BF16_DOT``, ``$LLVMACCEL_AMX``,
   digest of the pass plugin);
 * on disk, as optimized bitcode and the pipeline's report, under
   ``$LLVMACCEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/llvmaccel``, else
@@ -40,7 +40,7 @@ import numpy as np
 
 from . import blas, hugepages, interop, jit, profiling, vecmath
 from ._native import core
-from .codegen import Kernel, attention, generate, matmul_bf16
+from .codegen import Kernel, attention, generate, matmul_amx, matmul_bf16
 from .codegen import parallel as intra_op
 from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import DTYPE_BY_NAME, DType, Graph, SymExpr, dim_eval
@@ -555,7 +555,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
            (blas.mode() + ":" + blas.library()) if blas.load() is not None else "off",
            blas.min_flops(), parallel,
-           matmul_bf16.enabled(), attention.enabled())
+           matmul_bf16.enabled(), matmul_amx.enabled(), attention.enabled())
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

@@ -21,6 +21,7 @@ from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
 from .emitter import EmitterCore
+from .matmul_amx import AmxMatmulEmitter, amx_reason
 from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_panel_depth, enabled, half_operand
 
 # Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
@@ -48,7 +49,7 @@ _MATMUL_STREAM_BLOCK_BYTES = 16384
 _MATMUL_STREAM_REGS = 8
 
 
-class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
+class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
     """Cache-blocked matmul loop nests."""
 
     def emit_matmul(self, node: Node, out: Buffer) -> None:
@@ -72,9 +73,10 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         batch = node.shape[:-2]
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
-        choice = self.mm_choose(node, m, n, k, dot, dot2, narrow and not dot2)
+        choice = self.mm_choose(node, m, n, k, dot, dot2, narrow and not dot2,
+                                amx_ok=not ta and mm.nrv * mm.vw == 32)
         epilogue = self.mm_epilogues.get(node.id)
-        if epilogue is not None and choice.kernel == "own" and not dot and \
+        if epilogue is not None and choice.kernel in ("own", "amx") and not dot and \
                 not _streams_b(mm, m if isinstance(m, int) else None):
             # The panel kernel computes C's only reader itself.
             mm.final, mm.node_id = epilogue, node.id
@@ -93,7 +95,7 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         # parallel kernel splits them between its threads. Library calls stay
         # on one thread (the library has threads of its own).
         work = dim_op("mul", shape_numel(batch), dim_op("mul", dim_op("mul", m, n), k)) \
-            if batch and choice.kernel == "own" else None
+            if batch and choice.kernel in ("own", "amx") else None
         with self.nest(batch, work=work) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
                                           a_batch), self.dim(dim_op("mul", m, k)))
@@ -128,17 +130,23 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
         return mm, dot
 
     def mm_choose(self, node: Node, m: object, n: object, k: object, dot: bool,
-                  dot2: str | None, widen: bool = False) -> blas.Choice:
+                  dot2: str | None, widen: bool = False, amx_ok: bool = False) -> blas.Choice:
         """The kernel of ``node``'s ``M x K @ K x N`` product (recorded in
         :attr:`matmul_choices`): :func:`llvmaccel.blas.choose`'s; for bf16
         operands (``dot2``) with the library's bf16 GEMM only where
         :func:`llvmaccel.blas.bf16_library_reason` allows it, else
-        llvmaccel's bf16 kernel; ``widen``: half operands of the dot-product
-        kernel, which widens them on load (no library GEMM takes them)."""
+        llvmaccel's bf16 kernel, and before both the AMX kernel
+        (:mod:`.matmul_amx`) where ``amx_ok`` (A not transposed, a 32-column
+        register tile) and :func:`.matmul_amx.amx_reason` allow it;
+        ``widen``: half operands of the dot-product kernel, which widens them
+        on load (no library GEMM takes them)."""
         dt = node.dtype
         if widen:
             choice = blas.Choice("own", "matrix-vector class of half operands: llvmaccel's "
                                         "dot kernel, widening them on load")
+        elif dot2 and amx_ok and not dot and amx_reason(self.target, self.host, m, n, k,
+                                                        False) is None:
+            choice = blas.Choice("amx", f"bf16 operands, {m}x{n}x{k}: AMX tiles")
         elif dot2:  # (f32 products: matmul_operands names dot2 for no other)
             no_library = blas.bf16_library_reason(self.target)
             if no_library is None:
@@ -175,6 +183,8 @@ class MatmulEmitter(Bf16MatmulEmitter, EmitterCore):
             own = lambda: self.mm_panels(mm)  # noqa: E731
         if choice.kernel == "blas":
             self.mm_blas(mm)
+        elif choice.kernel == "amx":
+            self.mm_amx(mm)
         elif choice.kernel == "own":
             own()
         else:
