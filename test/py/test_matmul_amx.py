@@ -70,10 +70,10 @@ def test_amx_target_gets_tiles(tb):
 @pytest.mark.parametrize("target,m,n,k,tb,why", [
     (ZEN4, 64, 64, 64, False, "no AMX-BF16"),
     (SPR, 64, 64, 48, False, "not a multiple of 32"),
-    (SPR, 64, 64, 4096, False, "up to 2048"),
+    (SPR, 64, 64, 1024, False, "up to 512"),
     (SPR, 16, 64, 64, False, "fewer than 32 rows"),
     (SPR, Sym("m"), 64, 64, False, "run time"),
-], ids=["zen4", "k48", "k4096", "m16", "dynamic"])
+], ids=["zen4", "k48", "k1024", "m16", "dynamic"])
 def test_products_the_tiles_do_not_take(target, m, n, k, tb, why):
     assert why in amx_reason(target, False, m, n, k, tb)
     kern = generate(_graph(m, n, k, tb=tb), target=target)
@@ -100,8 +100,8 @@ def test_switched_off_by_environment(monkeypatch):
 def test_row_blocks_follow_the_l2():
     """Rows per block: half the L2 of bf16 rows of K, 32 at least."""
     assert amx_row_block(256, SPR) == 2048
-    assert amx_row_block(2048, SPR) == 256
-    assert amx_row_block(2048, dataclasses.replace(SPR, l2_bytes=64 << 10)) == 32
+    assert amx_row_block(512, SPR) == 1024
+    assert amx_row_block(512, dataclasses.replace(SPR, l2_bytes=64 << 10)) == 32
 
 
 def test_backend_configures_and_releases_the_tiles():
@@ -155,10 +155,10 @@ def test_batches_blocks_and_a_fused_reader():
     c = compiler.compile_graph(_graph(40, 50, 64, tb=True, batch=(3,), relu=True))
     assert c.kernel.matmuls[0][1] == "amx"
     _check(c, 40, 50, 64, tb=True, batch=(3,), relu=True)
-    # 1030 rows of K = 2048: 256-row blocks (the host's L2 permitting), 6 rows past them.
-    c = compiler.compile_graph(_graph(1030, 40, 2048, tb=True))
+    # 2086 rows of K = 512: 1024-row blocks on a 2 MiB L2, 6 rows past them.
+    c = compiler.compile_graph(_graph(2086, 40, 512, tb=True))
     assert c.kernel.matmuls[0][1] == "amx"
-    _check(c, 1030, 40, 2048, tb=True)
+    _check(c, 2086, 40, 512, tb=True)
 
 
 @needs_amx

@@ -23,7 +23,7 @@ Tiles are LLVM's ``x86_amx`` values of the ``*.internal`` intrinsics, with
 constant shapes: the X86 backend configures the tile registers
 (``ldtilecfg``) and releases them at the function's end. A is read in place
 (its rows contiguous along k), so K must be a multiple of 32 and A not
-transposed; K is one block (the panel of B, ``K * 64`` bytes, stays in L2)
+transposed; K is one block (the panel of B, ``K * 64`` bytes, stays in L1/L2)
 and the rows are blocked so that ``MC x K`` of A does too.
 
 Using the tiles needs the kernel's permission (Linux: ``arch_prctl
@@ -55,8 +55,14 @@ AMX_K_STEP = 32
 #: Columns of C per panel (two B tiles) and rows per register block (two A tiles).
 AMX_NR = 32
 AMX_MR = 32
-#: The largest K of one block (the packed panel, K * 64 bytes, on the stack).
-AMX_MAX_K = 2048
+#: The largest K: one k-block (the packed panel, K * 64 bytes, on the stack),
+#: and A read in place, its rows 2K bytes apart. On the Emerald Rapids Xeon
+#: (one thread, bf16 result, against MKL's gemm_bf16bf16f32 in the same
+#: run) the tiles won at K = 256 (512x1024: 306 against 567 us) and 512
+#: (512x768: 444 against 651 us), tied at 1024 and lost at 2048 (2048^3:
+#: 35.6 against 13.6 ms): rows 4 KiB apart fall in the same L1 sets. Packing
+#: A's tiles would lift this limit.
+AMX_MAX_K = 512
 
 _ARCH_REQ_XCOMP_PERM = 0x1023
 _XFEATURE_XTILEDATA = 18
