@@ -419,6 +419,12 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     e.attention_choices.extend(choices)
     fused = frozenset(nid for plan in plans.values() for nid in plan.inner)
     must = _materialized(graph, e.target, fused, frozenset(plans))
+    # Q and K of a fused attention whose scale factors were taken out are
+    # read from their sources' buffers (codegen.attention._unscaled): each
+    # a whole buffer of its own, never a row-local one.
+    att_sources = {_root_for_buffer(operand[0]) for plan in plans.values()
+                   for operand in (plan.q_operand, plan.k_operand) if operand is not None}
+    must |= att_sources
     # An output that is a reshape of a node with a loop nest of its own (the
     # saved activations of aot_autograd's forward graphs: view(layer_norm),
     # view(gelu)): that node is computed straight into the output's buffer
@@ -451,7 +457,7 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     # results are never members.
     checked = {_root_for_buffer(n.inputs[1]) for n in graph.nodes
                if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap")}
-    groups, row_local = row_groups(graph, order, must, checked,
+    groups, row_local = row_groups(graph, order, must, checked | att_sources,
                                    min_row=2 * max(1, e.target.vector_bytes // 4))
     group_of = {g[0][0].id: g for g in groups}
     grouped = {m.id for g, _ in groups for m in g}
