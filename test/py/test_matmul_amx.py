@@ -162,6 +162,22 @@ def test_batches_blocks_and_a_fused_reader():
 
 
 @needs_amx
+@pytest.mark.parametrize("relu", [False, True], ids=["c", "relu"])
+@pytest.mark.parametrize("tb", [False, True], ids=["b", "bT"])
+def test_k_blocks(tb, relu, monkeypatch):
+    """Several k-blocks (a 64-deep block made to happen at K = 192): the
+    tiles start from C's partial sums after the first, full panels and the
+    right edge alike, and the rows past the last tile too; a fused reader
+    only in the last."""
+    from llvmaccel.codegen import matmul_amx
+
+    monkeypatch.setattr(matmul_amx, "AMX_KC", 64)
+    c = compiler.compile_graph(_graph(70, 45, 192, tb=tb, relu=relu))
+    assert c.kernel.matmuls[0][1] == "amx"
+    _check(c, 70, 45, 192, tb=tb, relu=relu)
+
+
+@needs_amx
 def test_torch_linear_matches_eager():
     """A bf16 Linear + ReLU through torch.compile: the AMX kernel, within
     bf16's tolerance of eager PyTorch (oneDNN's AMX kernel)."""

@@ -6,25 +6,28 @@ same pair layout as :mod:`.matmul_bf16`'s panels: for each pair of k-rows,
 each column's two bf16 in one 32-bit word) into a 16 x 16 tile of f32 sums,
 about 16 times the multiply-adds of one ``vdpbf16ps``. The kernel::
 
-    for ic in row blocks of MC rows:            # A's block stays in L2
-      for j0 in [0, N) step 32:
-        panel = B[:, j0:j0+32] in pairs         # K/2 x 32 words, zero-padded
-        for i0 in full 32-row tiles of the block:
-          C0..C3 = 0                            # 2 x 2 tiles of 16 x 16 f32
-          for k0 in [0, K) step 32:
-            A0, A1 = A[i0:i0+16, k0:k0+32], A[i0+16:i0+32, k0:k0+32]
-            B0, B1 = panel[k0/2:k0/2+16, 0:16], panel[k0/2:k0/2+16, 16:32]
-            Cij += Ai @ Bj
-          C[i0:i0+32, j0:j0+32] = C0..C3        # or C's only reader, computed
-        (last block) rows past the last full tile: the bf16 pair kernel's
-        register tiles on the same panel
+    for ic in row blocks of MC rows:            # A's k-block stays in L2
+      for pc in [0, K) step KC:                 # k-blocks (one up to KC)
+        for j0 in [0, N) step 32:
+          panel = B[pc:pc+KC, j0:j0+32] in pairs  # KC/2 x 32 words, zero-padded
+          for i0 in full 32-row tiles of the block:
+            C0..C3 = 0 (first k-block) or C[i0:i0+32, j0:j0+32]
+            for k0 in [pc, pc + KC) step 32:
+              A0, A1 = A[i0:i0+16, k0:k0+32], A[i0+16:i0+32, k0:k0+32]
+              B0, B1 = panel[(k0-pc)/2 : +16, 0:16], panel[..., 16:32]
+              Cij += Ai @ Bj
+            C[i0:i0+32, j0:j0+32] = C0..C3      # last k-block: or C's only
+                                                # reader, computed from them
+          (last row block) rows past the last full tile: the bf16 pair
+          kernel's register tiles on the same panel
 
 Tiles are LLVM's ``x86_amx`` values of the ``*.internal`` intrinsics, with
 constant shapes: the X86 backend configures the tile registers
 (``ldtilecfg``) and releases them at the function's end. A is read in place
 (its rows contiguous along k), so K must be a multiple of 32 and A not
-transposed; K is one block (the panel of B, ``K * 64`` bytes, stays in L1/L2)
-and the rows are blocked so that ``MC x K`` of A does too.
+transposed; the rows are blocked so that ``MC x KC`` of A stays in L2.
+(Packing A's tiles instead, each 1 KiB in a row, measured slower at K = 256
+and no faster at 2048.)
 
 Using the tiles needs the kernel's permission (Linux: ``arch_prctl
 (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``), which :func:`amx_permitted`
@@ -55,13 +58,18 @@ AMX_K_STEP = 32
 #: Columns of C per panel (two B tiles) and rows per register block (two A tiles).
 AMX_NR = 32
 AMX_MR = 32
-#: The largest K: one k-block (the packed panel, K * 64 bytes, on the stack),
-#: and A read in place, its rows 2K bytes apart. On the Emerald Rapids Xeon
-#: (one thread, bf16 result, against MKL's gemm_bf16bf16f32 in the same
-#: run) the tiles won at K = 256 (512x1024: 306 against 567 us) and 512
-#: (512x768: 444 against 651 us), tied at 1024 and lost at 2048 (2048^3:
-#: 35.6 against 13.6 ms): rows 4 KiB apart fall in the same L1 sets. Packing
-#: A's tiles would lift this limit.
+#: k per block: the packed panel of B (AMX_KC * 64 bytes) stays in L1; the
+#: partial sums of C between k-blocks go through C.
+AMX_KC = 512
+#: The largest K the tiles take. On the Emerald Rapids Xeon (one thread, bf16
+#: result, against MKL's gemm_bf16bf16f32 in the same run) they won at every
+#: shape measured up to K = 512 (512x1024x256 306 against 567 us, 4096x768x256
+#: 1.58 against 2.68 ms, 512x768x512 442 against 645 us, 2048x2048x512 4.95
+#: against 5.45 ms) and were mixed at 1024 (512x256x1024 323 against 352 us,
+#: 512x1024x1024 1.18-1.27 against 1.15 ms, 512x4096x1024 4.9 against 4.2 ms)
+#: and behind at 2048 (2048^3 17.7 against 13.5 ms, k-blocks of 256): the
+#: partial sums of C go through memory between k-blocks, and A's tiles come
+#: from L2 for every panel.
 AMX_MAX_K = 512
 
 _ARCH_REQ_XCOMP_PERM = 0x1023
@@ -155,45 +163,92 @@ class AmxMatmulEmitter(EmitterCore):
         assert mm.dot2 is not None and not mm.ta and mm.nrv * mm.vw == AMX_NR
         self.amx_declare()
         m, k = int(mm.dm), int(mm.dk)
-        panel = self.stack(mm, "amxpanel", k * AMX_NR, "bfloat")
+        kc_max = min(k, AMX_KC)
+        nkb = -(-k // kc_max)
+        panel = self.stack(mm, "amxpanel", kc_max * AMX_NR, "bfloat")
         ctile = self.stack(mm, "amxtile", AMX_MR * AMX_NR)
         edge = self.stack(mm, "tile", mm.mr * AMX_NR)
         tiles = m // AMX_MR
-        per_block = amx_row_block(k, self.target) // AMX_MR
+        per_block = min(amx_row_block(kc_max, self.target) // AMX_MR, tiles)
         blocks = -(-tiles // per_block)
         njb = self.ceil_div(mm.dn, AMX_NR)
-        mm.last = "true"
         with self.loop(str(blocks), hint="amxb") as blk:
             t0 = self.imul(blk, str(per_block))
             t1 = self.imin(self.iadd(t0, str(per_block)), str(tiles))
-            with self.loop(njb, hint="jb") as jb:
-                j0 = self.imul(jb, str(AMX_NR))
-                cols = self.imin(str(AMX_NR), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
-                if mm.tb:
-                    self.mm_amx_pack_transposed(mm, panel, j0, cols)
-                else:
-                    self.mm_bf16_pack(mm, panel, "0", mm.dk, j0, cols)  # type: ignore[attr-defined]
-                with self.loop(t1, start=t0, hint="ib") as ib:
-                    self.mm_amx_block(mm, panel, ctile, self.imul(ib, str(AMX_MR)), j0, cols)
-                if m % AMX_MR:
-                    last = self.op(f"icmp eq i64 {blk}, {blocks - 1}", "c")
-                    self.when(last, lambda j0=j0, cols=cols: self.mm_amx_rest(
-                        mm, panel, edge, tiles * AMX_MR, m % AMX_MR, j0, cols))
+            with self.loop(str(nkb), hint="kb") as kb:
+                pc = self.imul(kb, str(kc_max))
+                kc = self.imin(str(kc_max), self.op(f"sub nsw i64 {mm.dk}, {pc}", "i"))
+                first = self.op(f"icmp eq i64 {kb}, 0", "c")
+                mm.last = self.op(f"icmp eq i64 {kb}, {nkb - 1}", "c") if nkb > 1 else "true"
+                with self.loop(njb, hint="jb") as jb:
+                    j0 = self.imul(jb, str(AMX_NR))
+                    cols = self.imin(str(AMX_NR), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
+                    if mm.tb:
+                        self.mm_amx_pack_transposed(mm, panel, pc, kc, j0, cols)
+                    else:
+                        self.mm_bf16_pack(mm, panel, pc, kc, j0, cols)  # type: ignore[attr-defined]
+                    with self.loop(t1, start=t0, hint="ib") as ib:
+                        self.mm_amx_block(mm, panel, ctile, self.imul(ib, str(AMX_MR)), j0,
+                                          cols, pc, kc, first, nkb)
+                    if m % AMX_MR:
+                        lastb = self.op(f"icmp eq i64 {blk}, {blocks - 1}", "c")
+                        self.when(lastb, lambda j0=j0, cols=cols, pc=pc, kc=kc, first=first:
+                                  self.mm_amx_rest(mm, panel, edge, tiles * AMX_MR, m % AMX_MR,
+                                                   j0, cols, pc, kc, first))
 
     def mm_amx_block(self, mm: _Matmul, panel: str, ctile: str, i0: str, j0: str,
-                     cols: str) -> None:
-        """The 32 x 32 block of C at ``(i0, j0)``: four accumulator tiles over
-        K, then stored into C (a full block without a fused reader), or into
-        the stack tile ``ctile`` for the reader or the right edge."""
+                     cols: str, pc: str, kc: str, first: str, nkb: int) -> None:
+        """The 32 x 32 block of C at ``(i0, j0)`` over the k-block ``[pc, pc
+        + kc)``: four accumulator tiles, from zero in the first k-block and
+        from C's partial sums in the others; in the last k-block stored into
+        C (a full block without a fused reader) or into the stack tile
+        ``ctile`` for the reader or the right edge, in the others into C."""
         accs = [self.alloca("<256 x i32>") for _ in range(4)]
-        for acc in accs:
-            z = self.op(f"call x86_amx @llvm.x86.tilezero.internal(i16 {TILE_ROWS}, "
-                        f"i16 {TILE_BYTES})", "t")
-            self.line(f"store <256 x i32> {self.amx_tile(z)}, ptr {acc}")
+        cbase = self.ptr(mm.out.param, mm.t, mm.oc)  # type: ignore[attr-defined]
+        static_full = int(mm.dn) % AMX_NR == 0
+
+        def acc_off(row: str, col: str, stride: str, r: int, q: int) -> str:
+            return self.iadd(self.imul(self.iadd(row, str(r * TILE_ROWS)), stride),
+                             self.iadd(col, str(q * TILE_ROWS)))
+
+        def zero() -> None:
+            for acc in accs:
+                z = self.op(f"call x86_amx @llvm.x86.tilezero.internal(i16 {TILE_ROWS}, "
+                            f"i16 {TILE_BYTES})", "t")
+                self.line(f"store <256 x i32> {self.amx_tile(z)}, ptr {acc}")
+
+        def load(base: str, row: str, col: str, stride: str) -> None:
+            for r in range(2):
+                for q in range(2):
+                    p = self.ptr(base, "float", acc_off(row, col, stride, r, q))
+                    self.line(f"store <256 x i32> {self.amx_load(p, self.imul(stride, '4'))}, "
+                              f"ptr {accs[2 * r + q]}")
+
+        def load_edge() -> None:  # C's valid columns through the stack tile
+            for r in range(AMX_MR):
+                crow = self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn))
+                with self.loop(cols, hint="tc") as c:
+                    v = self.load(mm.out, self.iadd(crow, self.iadd(j0, c)))  # type: ignore[attr-defined]
+                    self.line(f"store float {v}, ptr "
+                              f"{self.ptr(ctile, 'float', self.iadd(str(r * AMX_NR), c))}")
+            load(ctile, "0", "0", str(AMX_NR))
+
+        def partial() -> None:
+            if static_full:
+                load(cbase, i0, j0, mm.dn)
+                return
+            full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
+            self.either(full, lambda: load(cbase, i0, j0, mm.dn), load_edge)  # type: ignore[attr-defined]
+
+        if nkb == 1:
+            zero()
+        else:
+            self.either(first, zero, partial)  # type: ignore[attr-defined]
         a_stride = self.imul(mm.dk, "2")
         b_stride = str(AMX_NR * 4)  # one panel row: 32 words
-        with self.loop(str(int(mm.dk) // AMX_K_STEP), hint="k") as s:
-            k0 = self.imul(s, str(AMX_K_STEP))
+        steps = self.op(f"lshr i64 {kc}, 5", "i")
+        with self.loop(steps, hint="k") as s:
+            k0 = self.iadd(pc, self.imul(s, str(AMX_K_STEP)))
             a = [self.amx_load(self.ptr(mm.ba.param, "bfloat",
                                         self.addr_a(mm, self.iadd(i0, str(r * TILE_ROWS)), k0)),
                                a_stride) for r in range(2)]
@@ -213,38 +268,41 @@ class AmxMatmulEmitter(EmitterCore):
         def store(base: str, row: str, col: str, stride: str) -> None:
             for r in range(2):
                 for q in range(2):
-                    off = self.iadd(self.imul(self.iadd(row, str(r * TILE_ROWS)), stride),
-                                    self.iadd(col, str(q * TILE_ROWS)))
+                    p = self.ptr(base, "float", acc_off(row, col, stride, r, q))
                     t = self.amx_value(self.op(f"load <256 x i32>, ptr {accs[2 * r + q]}", "a"))
                     self.line(f"call void @llvm.x86.tilestored64.internal(i16 {TILE_ROWS}, "
-                              f"i16 {TILE_BYTES}, ptr {self.ptr(base, 'float', off)}, "
-                              f"i64 {self.imul(stride, '4')}, x86_amx {t})")
+                              f"i16 {TILE_BYTES}, ptr {p}, i64 {self.imul(stride, '4')}, "
+                              f"x86_amx {t})")
 
-        def through_tile() -> None:
+        def through_tile(final: bool) -> None:
             store(ctile, "0", "0", str(AMX_NR))
-            if mm.final is not None:
+            if final:
                 self.mm_epilogue(mm, ctile, i0, AMX_MR, j0, cols)  # type: ignore[attr-defined]
             else:
                 crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn))
                          for r in range(AMX_MR)]
                 self.mm_tile_copy(mm, ctile, crows, AMX_MR, j0, cols)  # type: ignore[attr-defined]
 
-        if mm.final is not None:
-            through_tile()
-            return
-        cbase = self.ptr(mm.out.param, mm.t, mm.oc)  # type: ignore[attr-defined]
-        if int(mm.dn) % AMX_NR == 0:
-            store(cbase, i0, j0, mm.dn)
-            return
-        full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
-        self.either(full, lambda: store(cbase, i0, j0, mm.dn),  # type: ignore[attr-defined]
-                    through_tile)
+        def into_c() -> None:
+            if static_full:
+                store(cbase, i0, j0, mm.dn)
+                return
+            full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
+            self.either(full, lambda: store(cbase, i0, j0, mm.dn),  # type: ignore[attr-defined]
+                        lambda: through_tile(False))
+
+        if mm.final is None:
+            into_c()
+        elif nkb == 1:
+            through_tile(True)
+        else:
+            self.either(mm.last, lambda: through_tile(True), into_c)  # type: ignore[attr-defined]
 
     def mm_amx_rest(self, mm: _Matmul, panel: str, edge: str, i0: int, rows: int, j0: str,
-                    cols: str) -> None:
-        """The ``rows`` (< 32) rows of C from ``i0`` on: the bf16 pair
-        kernel's register tiles (:meth:`MatmulEmitter.mm_tile`) on the same
-        panel, in tiles of ``mr`` rows, then halves."""
+                    cols: str, pc: str, kc: str, first: str) -> None:
+        """The ``rows`` (< 32) rows of C from ``i0`` on over the k-block: the
+        bf16 pair kernel's register tiles (:meth:`MatmulEmitter.mm_tile`) on
+        the same panel, in tiles of ``mr`` rows, then halves."""
         full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
 
         def tiles(tile: str | None) -> None:
@@ -254,38 +312,40 @@ class AmxMatmulEmitter(EmitterCore):
                 while size > left:
                     size //= 2
                 self.mm_tile(mm, str(at), size, mm.nrv, panel, tile,  # type: ignore[attr-defined]
-                             "0", mm.dk, j0, cols, "true")
+                             pc, kc, j0, cols, first)
                 at, left = at + size, left - size
         self.either(full, lambda: tiles(None), lambda: tiles(edge))  # type: ignore[attr-defined]
 
-    def mm_amx_pack_transposed(self, mm: _Matmul, panel: str, j0: str, cols: str) -> None:
-        """The panel of a B stored ``[N, K]`` (a linear layer's weight): word
-        ``p`` of column ``c`` (``B[j0 + c, 2p:2p+2]``, a bf16 pair) to panel
+    def mm_amx_pack_transposed(self, mm: _Matmul, panel: str, pc: str, kc: str, j0: str,
+                               cols: str) -> None:
+        """The panel of the k-block ``[pc, pc + kc)`` (``kc`` a multiple of
+        32) of a B stored ``[N, K]`` (a linear layer's weight): word ``p`` of
+        column ``c`` (``B[j0 + c, pc + 2p:pc + 2p + 2]``, a bf16 pair) to panel
         word ``p * 32 + c``, in 16 x 16 blocks of words transposed in
         registers (:meth:`MatmulEmitter.vtranspose` on the words' bits);
         columns past ``cols`` are zero."""
-        pairs = int(mm.dk) // 2
         vt = "<16 x float>"
         w = TILE_ROWS
         full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
 
         def block(valid: bool) -> None:
-            with self.loop(str(pairs // w), hint="pt") as pb:
+            with self.loop(self.op(f"lshr i64 {kc}, 5", "i"), hint="pt") as pb:
                 p0 = self.imul(pb, str(w))
+                k0 = self.iadd(pc, self.imul(p0, "2"))
                 for cb in range(AMX_NR // w):
                     rows = []
                     for r in range(w):
                         col = self.iadd(j0, str(cb * w + r))
                         if valid:
                             src = self.ptr(mm.bb.param, "bfloat", self.addr_b(
-                                mm, self.imul(p0, "2"), col))  # type: ignore[attr-defined]
+                                mm, k0, col))  # type: ignore[attr-defined]
                             rows.append(self.op(f"load {vt}, ptr {src}, align 2", "vl"))
                         else:
                             rows.append(self.cond(
                                 self.op(f"icmp slt i64 {str(cb * w + r)}, {cols}", "c"),
-                                lambda col=col, p0=p0: self.op(
+                                lambda col=col, k0=k0: self.op(
                                     f"load {vt}, ptr "
-                                    f"{self.ptr(mm.bb.param, 'bfloat', self.addr_b(mm, self.imul(p0, '2'), col))}"  # type: ignore[attr-defined]  # noqa: E501
+                                    f"{self.ptr(mm.bb.param, 'bfloat', self.addr_b(mm, k0, col))}"  # type: ignore[attr-defined]  # noqa: E501
                                     ", align 2", "vl"),
                                 lambda: "zeroinitializer", vt))
                     view = _F32View(w)
