@@ -136,6 +136,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("parallel_set_threads",
         [](int64_t N) { llvmaccel_parallel_set_threads(N); });
   m.def("parallel_workers", [] { return llvmaccel_parallel_workers(); });
+  m.def("parallel_runtime",
+        [] { return std::string(llvmaccel_parallel_runtime()); });
+  m.def("parallel_set_runtime",
+        [](int32_t Mode) { llvmaccel_parallel_set_runtime(Mode); });
 
   py::class_<PyModuleRef>(m, "ModuleRef")
       .def("print",

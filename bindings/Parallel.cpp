@@ -11,12 +11,23 @@
 /// milliseconds), then block on a condition variable, so idle workers cost
 /// no CPU.
 ///
+/// Where the process has loaded GNU OpenMP (PyTorch's CPU builds ship and
+/// load libgomp), runs go to its threads instead (`GOMP_parallel`): a
+/// framework's own kernels and ours then share one team of threads. With a
+/// pool of our own, the OpenMP workers that PyTorch's ops leave spinning
+/// (libgomp's default wait policy) took the cores our workers needed: on a
+/// 2-core Xeon an affine row sum right after an inductor kernel ran at 0.85
+/// ms against 0.66 with `OMP_WAIT_POLICY=PASSIVE`.
+///
 //===----------------------------------------------------------------------===//
 
 #include "Parallel.h"
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
 #include <memory>
 #include <mutex>
 #include <pthread.h>
@@ -172,6 +183,76 @@ struct Pool {
 
 std::atomic<int64_t> Threads{1};
 std::atomic<Pool *> ThePool{nullptr};
+
+/// GNU OpenMP's entry points, when the process has loaded libgomp.
+struct OpenMP {
+  using ParallelFn = void (*)(void (*)(void *), void *, unsigned, unsigned);
+  using ThreadNumFn = int (*)();
+  ParallelFn Parallel = nullptr;
+  ThreadNumFn ThreadNum = nullptr;
+};
+
+/// libgomp if it is loaded (never loads it): looked up on every call until
+/// found, since a framework may load it after our first kernel.
+const OpenMP *loadedOpenMP() {
+  static std::atomic<const OpenMP *> Found{nullptr};
+  if (const OpenMP *O = Found.load(std::memory_order_acquire))
+    return O;
+  void *H = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!H)
+    return nullptr;
+  auto *O = new OpenMP();
+  O->Parallel = reinterpret_cast<OpenMP::ParallelFn>(dlsym(H, "GOMP_parallel"));
+  O->ThreadNum =
+      reinterpret_cast<OpenMP::ThreadNumFn>(dlsym(H, "omp_get_thread_num"));
+  if (!O->Parallel || !O->ThreadNum) {
+    delete O;
+    return nullptr;
+  }
+  const OpenMP *Expected = nullptr;
+  if (!Found.compare_exchange_strong(Expected, O, std::memory_order_acq_rel)) {
+    delete O;
+    return Expected;
+  }
+  return O;
+}
+
+/// 0: automatic (OpenMP when loaded), 1: the pool, 2: OpenMP when loaded.
+std::atomic<int32_t> RuntimeMode{0};
+
+struct OpenMPRun {
+  llvmaccel_task_fn Fn;
+  void *Ctx;
+  int64_t N;
+  Team *T;
+  const OpenMP *O;
+};
+
+void openMPBody(void *P) {
+  auto *R = static_cast<OpenMPRun *>(P);
+  int64_t Tid = R->O->ThreadNum();
+  if (Tid >= R->N)
+    return;
+  int32_t Code = R->Fn(R->Ctx, Tid, R->N, R->T);
+  if (Code != 0)
+    R->T->fail(Code);
+}
+
+/// The run on OpenMP's threads: every thread of the team runs the task
+/// with its OpenMP thread number (a nested region has one thread, which
+/// claims every chunk).
+int32_t runOpenMP(const OpenMP &O, llvmaccel_task_fn Fn, void *Ctx, int64_t N,
+                  int64_t Steps) {
+  Team Tm(Steps);
+  OpenMPRun R{Fn, Ctx, N, &Tm, &O};
+  O.Parallel(openMPBody, &R, static_cast<unsigned>(N), 0);
+  return Tm.Error.load(std::memory_order_acquire);
+}
+
+const OpenMP *openMPForRuns() {
+  return RuntimeMode.load(std::memory_order_relaxed) == 1 ? nullptr
+                                                          : loadedOpenMP();
+}
 std::once_flag AtFork;
 
 Pool &pool() {
@@ -208,7 +289,19 @@ void llvmaccel_parallel_set_threads(int64_t N) {
 
 int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                                int64_t Steps) {
-  return pool().run(Fn, Ctx, N < 1 ? 1 : N, Steps);
+  N = N < 1 ? 1 : N;
+  if (const OpenMP *O = N > 1 ? openMPForRuns() : nullptr)
+    return runOpenMP(*O, Fn, Ctx, N, Steps);
+  return pool().run(Fn, Ctx, N, Steps);
+}
+
+void llvmaccel_parallel_set_runtime(int32_t Mode) {
+  RuntimeMode.store(Mode == 1 || Mode == 2 ? Mode : 0,
+                    std::memory_order_relaxed);
+}
+
+const char *llvmaccel_parallel_runtime(void) {
+  return openMPForRuns() ? "openmp" : "pool";
 }
 
 int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t NChunks) {

@@ -6,8 +6,9 @@
 ///
 /// \file
 /// The runtime that runs a kernel's SPMD body (codegen.parallel:
-/// `<name>.task`) on several threads: a pool of worker threads started on
-/// first use and kept for the life of the process.
+/// `<name>.task`) on several threads: GNU OpenMP's threads where the
+/// process has loaded libgomp (PyTorch's CPU builds), else a pool of worker
+/// threads started on first use and kept for the life of the process.
 ///
 /// A task is `int32_t task(void *Ctx, int64_t Tid, int64_t N, void *Team)`
 /// and returns 0 or the code of a check that failed. Its loop nests are
@@ -52,6 +53,11 @@ void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t NChunks);
 int32_t llvmaccel_parallel_wait(void *Team, int64_t Step, int64_t NChunks);
 /// Worker threads the pool has started so far (tests: they are reused).
 int64_t llvmaccel_parallel_workers(void);
+/// Which threads runs use: 0 (the default) GNU OpenMP's when the process
+/// has loaded libgomp, else the pool; 1 the pool always; 2 as 0.
+void llvmaccel_parallel_set_runtime(int32_t Mode);
+/// `"openmp"` or `"pool"`: what the next run with several threads uses.
+const char *llvmaccel_parallel_runtime(void);
 }
 
 #endif // LLVMACCEL_BINDINGS_PARALLEL_H

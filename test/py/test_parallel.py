@@ -283,16 +283,48 @@ def test_thread_count_changes_between_calls():
         assert core.parallel_threads() == n
 
 
-def test_pool_reused():
+def test_pool_reused(monkeypatch):
+    """llvmaccel's own pool (``LLVMACCEL_PARALLEL_RUNTIME=pool``: PyTorch's
+    libgomp is loaded here, which runs would use otherwise) starts its
+    workers once and keeps them."""
+    monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", "pool")
     c = torch.compile(OPS["tanh_affine"], backend="llvmaccel")
     x = torch.randn(BIG)
     blas.set_num_threads(2)
-    c(x)
+    ref = c(x)
+    assert parallel.runtime() == "pool"
     workers = core.parallel_workers()
     assert workers >= 1
     for _ in range(20):
-        c(x)
+        assert torch.equal(c(x), ref)
     assert core.parallel_workers() == workers
+
+
+def test_openmp_threads_when_libgomp_is_loaded(monkeypatch):
+    """With PyTorch's libgomp in the process, runs use OpenMP's threads
+    (the pool starts none of its own), with results equal to the pool's and
+    to one thread's (the failing-check tests above run this way too); a
+    runtime name that is none of auto, pool, openmp is an error."""
+    if "libgomp" not in open("/proc/self/maps").read():
+        pytest.skip("this PyTorch build does not load GNU OpenMP")
+    monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", "auto")
+    c = torch.compile(OPS["layer_norm"], backend="llvmaccel")
+    x = torch.randn(BIG)
+    blas.set_num_threads(1)
+    one = c(x)
+    blas.set_num_threads(2)
+    assert parallel.runtime() == "openmp"
+    before = core.parallel_workers()
+    for _ in range(5):
+        assert torch.equal(c(x), one)
+    assert core.parallel_workers() == before
+    monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", "pool")
+    assert torch.equal(c(x), one)
+    monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", "openmp")
+    assert torch.equal(c(x), one)
+    monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", "threads")
+    with pytest.raises(ValueError, match="LLVMACCEL_PARALLEL_RUNTIME"):
+        c(x)
 
 
 def test_one_thread_never_starts_the_pool():

@@ -176,13 +176,16 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
 
 
 _threads_set = 0
+_runtime_set: str | None = None
+_RUNTIMES = {"auto": 0, "": 0, "pool": 1, "openmp": 2}
 
 
 def sync_threads() -> int:
-    """Gives the pool :func:`llvmaccel.blas.num_threads` threads (the CPU
-    count where that says nothing), read now; returns the count. Called
-    before each call of a parallel kernel."""
-    global _threads_set
+    """Gives the runtime :func:`llvmaccel.blas.num_threads` threads (the CPU
+    count where that says nothing), read now, and the threads
+    ``$LLVMACCEL_PARALLEL_RUNTIME`` asks for (see :func:`runtime`); returns
+    the count. Called before each call of a parallel kernel."""
+    global _threads_set, _runtime_set
     from .. import blas
     from .._native import core
 
@@ -190,4 +193,24 @@ def sync_threads() -> int:
     if want != _threads_set:
         core.parallel_set_threads(want)
         _threads_set = want
+    mode = os.environ.get("LLVMACCEL_PARALLEL_RUNTIME", "auto").lower()
+    if mode != _runtime_set:
+        if mode not in _RUNTIMES:
+            raise ValueError(f"LLVMACCEL_PARALLEL_RUNTIME must be auto, pool or openmp, "
+                             f"not {mode!r}")
+        core.parallel_set_runtime(_RUNTIMES[mode])
+        _runtime_set = mode
     return want
+
+
+def runtime() -> str:
+    """The threads a parallel kernel's run uses: ``"openmp"``, GNU OpenMP's
+    (where the process has loaded libgomp, as PyTorch's CPU builds do: the
+    framework's ops and llvmaccel's kernels share one team, instead of
+    PyTorch's spinning OpenMP workers taking the cores llvmaccel's pool
+    needs), or ``"pool"``, llvmaccel's own pool (no libgomp in the process,
+    or ``LLVMACCEL_PARALLEL_RUNTIME=pool``)."""
+    from .._native import core
+
+    sync_threads()
+    return str(core.parallel_runtime())
