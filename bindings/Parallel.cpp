@@ -295,6 +295,11 @@ int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
   return pool().run(Fn, Ctx, N, Steps);
 }
 
+int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
+                                    int64_t Steps) {
+  return pool().run(Fn, Ctx, N < 1 ? 1 : N, Steps);
+}
+
 void llvmaccel_parallel_set_runtime(int32_t Mode) {
   RuntimeMode.store(Mode == 1 || Mode == 2 ? Mode : 0,
                     std::memory_order_relaxed);

@@ -43,6 +43,11 @@ void llvmaccel_parallel_set_threads(int64_t N);
 /// Returns the smallest error code a thread returned, or 0.
 int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                                int64_t Steps);
+/// As llvmaccel_parallel_run, on the pool whatever the runtime: for a kernel
+/// that calls a library with OpenMP threads of its own (BLAS), which in an
+/// OpenMP region would run on one thread.
+int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
+                                    int64_t Steps);
 /// The next unclaimed chunk of step `Step` (of `NChunks`), or -1 when none
 /// is left or a thread has failed.
 int64_t llvmaccel_parallel_claim(void *Team, int64_t Step, int64_t NChunks);

@@ -238,6 +238,24 @@ def test_kernel_structure():
     assert not small.parallel and "parallel" not in small.ir
 
 
+def test_kernels_calling_the_library_run_on_the_pool(monkeypatch):
+    """A parallel kernel that calls the BLAS library runs on llvmaccel's
+    pool (``llvmaccel_parallel_run_pool``): in an OpenMP region, the
+    library's own OpenMP region would be nested and run on one thread.
+    Other kernels go to the runtime's choice."""
+    monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
+    g = Graph()
+    a = g.input("a", (1024, 512), DType.f32)
+    b = g.input("b", (512, 512), DType.f32)
+    g.set_outputs([g.unary("tanh", g.matmul(a, b))])
+    kern = generate(g)
+    if not any(kind == "blas" for _, kind, _ in kern.matmuls):
+        pytest.skip(f"no BLAS library: {blas.status()}")
+    assert kern.parallel and "@llvmaccel_parallel_run_pool(" in kern.ir
+    plain = generate(_graph_elementwise(1 << 19, lambda g, x: g.unary("tanh", x)))
+    assert "@llvmaccel_parallel_run(" in plain.ir and "run_pool" not in plain.ir
+
+
 def test_error_inside_parallel_step():
     """An integer division by zero in a chunked elementwise step fails on the
     thread that runs it; the call raises as the serial kernel does."""
