@@ -374,27 +374,30 @@ def test_jax_einsum_attention(shape):
     assert _choices(g.kernel for g in compiler._cache.values()) == ["fused"]  # noqa: SLF001
 
 
-def test_scaled_operands_read_from_a_cast_of_a_projection(form):
-    """sdpa on bf16 heads sliced from one QKV projection (a
-    TransformerEncoderLayer's self-attention): the decomposition scales the
-    f32 casts of Q and of K^T; the factors are taken out and K is read
-    transposed from its cast's contiguous buffer, so neither the scaled Q
-    nor the scaled, transposed K gets a loop nest or a temporary."""
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=["bf16", "f32"])
+def test_scaled_operands_read_from_a_projection(form, dtype):
+    """sdpa on heads sliced from one QKV projection (a
+    TransformerEncoderLayer's self-attention): the decomposition scales Q
+    and K^T (in bf16, their f32 casts); the factors are taken out and K is
+    read transposed from the head's contiguous buffer (its cast, or a copy
+    of the view), so neither the scaled Q nor the scaled, transposed K gets
+    a loop nest or a temporary."""
     b, s, h, d = 2, 48, 4, 32
     g = torch.Generator().manual_seed(5)
-    qkv = torch.randn(b, s, 3 * h * d, generator=g).to(torch.bfloat16)
+    qkv = torch.randn(b, s, 3 * h * d, generator=g).to(dtype)
 
     def fn(qkv):
         q, k, v = (t.view(b, s, h, d).transpose(1, 2) for t in qkv.split(h * d, -1))
         return F.scaled_dot_product_attention(q, k, v)
 
     out, kernels = _run(fn, qkv)
-    torch.testing.assert_close(out, fn(qkv), rtol=1.6e-2, atol=1e-2)
+    tol = 1e-2 if dtype is torch.bfloat16 else 1e-5
+    torch.testing.assert_close(out, fn(qkv), rtol=tol, atol=tol)
     assert _choices(kernels) == ["fused"]
     (kern,) = kernels
-    # The f32 casts of Q, K and V (b*h*s*d each, in their own layout) and the
-    # f32 output are the only temporaries of that size: no scaled or
-    # transposed copy of Q or K.
+    # Q, K and V in their heads' layout (b*h*s*d each: bf16's f32 casts, or
+    # f32 copies of the views) and bf16's f32 output are the only
+    # temporaries of that size: no scaled or transposed copy of Q or K.
     same = [shape for shape, dt in kern.temps if math.prod(shape) == b * h * s * d]
     assert len(same) <= 4, kern.temps
     assert all(shape[-1] == d for shape in same), kern.temps

@@ -41,9 +41,9 @@ whatever the graph says. The probabilities are normalized after the product
 by V (a division of the ``L x D`` output, not of the ``L x S``
 probabilities). Scalar factors of Q and K (the decomposition's ``q *
 sqrt(scale)`` and ``k^T * sqrt(scale)``) are taken out of the operands: Q and
-K are read in place, from the graph's inputs or from a buffer of the node
-they are views of (the f32 cast of a head sliced from a bf16 QKV
-projection: K is read transposed from it, not copied transposed), and the
+K are read in place, from the graph's inputs or from a contiguous buffer of
+the node they are read through (a head sliced from a QKV projection, or its
+f32 cast: K is read transposed from it, not copied transposed), and the
 scores multiplied by the product of the factors.
 
 In a parallel kernel (:mod:`.parallel`) the outer loop is split between the
@@ -74,7 +74,7 @@ from dataclasses import dataclass, field
 from ..graph import DType, Graph, Node, SymExpr, dim_eval, dim_str, shape_numel
 from ..target import TargetInfo
 from . import parallel
-from .common import _VIEWS, Buffer, _const
+from .common import Buffer, _const
 from .elementwise import ElementwiseEmitter, _reduce_identity, accumulator_dtype
 from .matmul import MatmulEmitter, _matmul_source, _matmul_tiling, matmul_operands
 
@@ -433,10 +433,11 @@ def _unscaled(operand: Node, scores: Node, users: dict[int, list[Node]]
     """``(s, (source, transposed), x, ids)`` when the matmul operand
     ``operand`` is ``x * s`` (maybe reshaped in its batch dims) for a scalar
     ``s`` and an ``x`` read in place (maybe transposed) from ``source``: a
-    graph input or constant, or a node that then gets a buffer of its own
-    (codegen.emit_graph; not a view: ``k^T`` of a cast of a slice of a QKV
-    projection reads the cast's contiguous buffer transposed instead of
-    copying the scaled, transposed K), the product used by the scores'
+    graph input or constant, or a node that then gets a contiguous buffer
+    of its own (codegen.emit_graph; a view is copied into one: ``k^T`` of a
+    head sliced from a QKV projection, or of its f32 cast, reads the head's
+    buffer transposed instead of a copy of the scaled, transposed K, which
+    is strided by the projection's width), the product used by the scores'
     matmul alone (``ids``: the product and its reshapes, which need no
     buffer then)."""
     import numpy as np
@@ -450,8 +451,8 @@ def _unscaled(operand: Node, scores: Node, users: dict[int, list[Node]]
     if b.op != "scalar" or a.op == "scalar" or a.dtype is not z.dtype:
         return None
     src, tr = _matmul_source(a)
-    if src.op in _VIEWS or src.op in ("scalar", "iota") or tuple(a.shape) != tuple(z.shape):
-        return None  # (a view's elements are not its buffer's in order)
+    if src.op in ("scalar", "iota") or tuple(a.shape) != tuple(z.shape):
+        return None
     path = [z, *reversed(chain)]  # each used only by the next, the last by the matmul
     for n, nxt in zip(path, [*path[1:], scores], strict=True):
         if [u.id for u in users[n.id]] != [nxt.id]:
