@@ -336,33 +336,56 @@ TITLES = {
 def markdown(hosts: dict) -> str:
     lines = ["# llvmaccel torch backend: gradients, training, CNN and encoder models", "",
              "Written by `bench/frontends/models.py` (see its docstring); one section per "
-             "host and thread count. Ratios are baseline median / variant median: above 1 "
-             "is faster than the baseline.", ""]
+             "host and thread count, and in it one per set of models; a run replaces the "
+             "sets it measured and keeps each replaced one below it as an earlier run. "
+             "Ratios are baseline median / variant median: above 1 is faster than the "
+             "baseline.", ""]
     for key, sets in hosts.items():
         lines += [f"## {key}", ""]
         for set_name in ("grad", "train", "cnn"):
-            if set_name not in sets:
-                continue
-            meta, rows = sets[set_name]["meta"], sets[set_name]["rows"]
-            lines += [f"### {TITLES[set_name]}", "", f"Reproduce: `{meta['command']}`", "",
-                      f"{meta['date']}, {meta['cpu']}, {meta['threads']} thread(s), torch "
-                      f"{meta['torch']}, LLVM {meta['llvm']}; median of {meta['rounds']} "
-                      "rotated rounds. Load average (1/5/15 min) at start "
-                      f"{meta['load_average'][:3]}, at end {meta['load_average'][3:]}.", "",
-                      "| model | variant | median ms | vs baseline |", "|---|---|---:|---:|"]
-            notes = []
-            for r in rows:
-                label = r["model"] + (f" ({r['dtype']})" if "dtype" in r else "")
-                for k, v in r["median_ms"].items():
-                    lines.append(f"| {label} | {k} | {v:.2f} | "
-                                 f"{r['speedup_over_baseline'][k]:.2f}x |")
-                facts = [f"{f}: {r[f]}" for f in ("fully_compiled", "fully_compiled_with_grad",
-                                                  "forward_fully_compiled", "fallbacks")
-                         if f in r]
-                if r.get("fallback_ops"):
-                    facts.append("falling back: " + ", ".join(r["fallback_ops"]))
-                notes.append(f"- {label}: " + "; ".join(facts))
-            lines += [""] + notes + [""]
+            if set_name in sets:
+                lines += [set_markdown(set_name, sets[set_name])]
+    return "\n".join(lines)
+
+
+def write_markdown(path: Path, hosts: dict, key: str, sets: list[str]) -> None:
+    """Writes the results file ``path``: in an existing one, the ``sets``
+    this run measured replace their subsections in the section of ``key``
+    (each replaced one follows as an earlier run); the rest of the file,
+    hand-written paragraphs included, stays as it is."""
+    if not path.exists():
+        path.write_text(markdown(hosts))
+        return
+    text = path.read_text()
+    for set_name in sets:
+        text = base.mdsections.splice(text, set_markdown(set_name, hosts[key][set_name]),
+                                      within=f"## {key}")
+    path.write_text(text)
+
+
+def set_markdown(set_name: str, entry: dict) -> str:
+    """The subsection of one set of models (``### <title>``) of one host."""
+    lines: list[str] = []
+    meta, rows = entry["meta"], entry["rows"]
+    lines += [f"### {TITLES[set_name]}", "", f"Reproduce: `{meta['command']}`", "",
+              f"{meta['date']}, {meta['cpu']}, {meta['threads']} thread(s), torch "
+              f"{meta['torch']}, LLVM {meta['llvm']}; median of {meta['rounds']} "
+              "rotated rounds. Load average (1/5/15 min) at start "
+              f"{meta['load_average'][:3]}, at end {meta['load_average'][3:]}.", "",
+              "| model | variant | median ms | vs baseline |", "|---|---|---:|---:|"]
+    notes = []
+    for r in rows:
+        label = r["model"] + (f" ({r['dtype']})" if "dtype" in r else "")
+        for k, v in r["median_ms"].items():
+            lines.append(f"| {label} | {k} | {v:.2f} | "
+                         f"{r['speedup_over_baseline'][k]:.2f}x |")
+        facts = [f"{f}: {r[f]}" for f in ("fully_compiled", "fully_compiled_with_grad",
+                                          "forward_fully_compiled", "fallbacks")
+                 if f in r]
+        if r.get("fallback_ops"):
+            facts.append("falling back: " + ", ".join(r["fallback_ops"]))
+        notes.append(f"- {label}: " + "; ".join(facts))
+    lines += [""] + notes + [""]
     return "\n".join(lines)
 
 
@@ -408,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     mine = {name: {"meta": meta, "rows": rows} for name, rows in results.items()}
     hosts.setdefault(key, {}).update(mine)
     path.write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
-    (out_dir / "frontends-models.md").write_text(markdown(hosts))
+    write_markdown(out_dir / "frontends-models.md", hosts, key, list(results))
     print(markdown({key: mine}))
     return 0
 

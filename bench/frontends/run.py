@@ -90,6 +90,8 @@ import torch.nn.functional as F  # noqa: E402
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RESULTS = REPO / "bench" / "results"
+sys.path.insert(0, str(HERE.parent))
+import mdsections  # noqa: E402  (bench/mdsections.py: sections replaced, the rest kept)
 
 
 @dataclass(frozen=True)
@@ -551,14 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     hosts = _merge_host(out_dir / "frontends.json", meta, results)
     (out_dir / "frontends.json").write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
-    md = _markdown_hosts(hosts)
-    old = out_dir / "frontends.md"
-    text = old.read_text() if old.exists() else ""
-    begin, end = "<!-- jax-control:begin -->", "<!-- jax-control:end -->"
-    if begin in text and end in text:
-        # bench/frontends/jax_control.py's section and the notes after it stay.
-        md = md.rstrip("\n") + "\n\n" + text[text.index(begin):]
-    old.write_text(md)
+    write_markdown(out_dir / "frontends.md", hosts, _host_key(meta))
     print(_markdown(meta, results))
     return 0
 
@@ -597,7 +592,7 @@ def _merge_host(path: Path, meta: dict, results: list[dict]) -> dict:
             hosts = old["hosts"]
         elif "meta" in old:  # the first format: one host, before hosts were named
             hosts = {"amd-epyc (family/model not recorded) (1 thread)": old}
-    key = f"{meta['host']['key']} ({meta['threads']} thread{'s' * (meta['threads'] > 1)})"
+    key = _host_key(meta)
     entry = hosts.get(key, {"meta": meta, "results": []})
     measured = {r["model"] for r in results}
     kept = [r for r in entry["results"] if r["model"] not in measured]
@@ -605,13 +600,37 @@ def _merge_host(path: Path, meta: dict, results: list[dict]) -> dict:
     return hosts
 
 
+def write_markdown(path: Path, hosts: dict, key: str) -> None:
+    """Writes the results file ``path``: in an existing one, the section of
+    ``key`` (this run's host and thread count) is replaced and the one it
+    replaces follows as an earlier run; other hosts, earlier runs,
+    hand-written paragraphs and bench/frontends/jax_control.py's section
+    stay as they are."""
+    if path.exists():
+        md = mdsections.splice(path.read_text(), _markdown_host(key, hosts[key]),
+                               before="<!-- jax-control:begin -->")
+    else:
+        md = _markdown_hosts(hosts)
+    path.write_text(md)
+
+
+def _host_key(meta: dict) -> str:
+    """The results' key of a run: the host's and the thread count."""
+    return f"{meta['host']['key']} ({meta['threads']} thread{'s' * (meta['threads'] > 1)})"
+
+
+def _markdown_host(key: str, entry: dict) -> str:
+    """The section of one host (and thread count)."""
+    return f"## {key}\n\n" + _markdown(entry["meta"], entry["results"]).split("\n", 2)[2]
+
+
 def _markdown_hosts(hosts: dict) -> str:
     parts = ["# llvmaccel frontends benchmark\n",
              "One section per host (and thread count) the benchmark was recorded on; a run "
-             "replaces only its own host's figures for the models it measured.\n"]
+             "replaces only its own host's section, and keeps the section it replaces "
+             "below it as an earlier run.\n"]
     for key, entry in hosts.items():
-        parts.append(f"## {key}\n")
-        parts.append(_markdown(entry["meta"], entry["results"]).split("\n", 2)[2])
+        parts.append(_markdown_host(key, entry))
     return "\n".join(parts)
 
 
