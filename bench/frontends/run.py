@@ -51,8 +51,10 @@ accel-phi-decompose works on).
 Results are kept per host: ``bench/results/frontends.json`` holds one entry
 per CPU it was recorded on (vendor, model name, family/model, LLVM's CPU
 name), and a run replaces only its own host's figures for the models it ran;
-``frontends.md`` shows every host. ``--threads N`` runs every variant with N
-threads (default 1).
+``frontends.md`` shows every host: a run regenerates its host's section and
+keeps the section it replaces, with whatever was written under it by hand,
+right after it as an earlier run (bench/mdsections.py). ``--threads N``
+runs every variant with N threads (default 1).
 
 Usage::
 
