@@ -191,3 +191,27 @@ def test_torch_linear_matches_eager():
         got = torch.compile(lin, backend="llvmaccel", dynamic=False)(x)
         want = lin(x)
     torch.testing.assert_close(got, want, rtol=1.6e-2, atol=1e-2)
+
+
+@needs_amx
+def test_convolution_gemm_on_tiles():
+    """A bf16 convolution in the GEMM form whose depth (channels x kernel
+    size) the tiles take: its product on AMX tiles, within bf16's tolerance
+    of eager PyTorch, 1x1 and 3x3, with a bias and padding."""
+    torch = pytest.importorskip("torch")
+    import llvmaccel.torch  # noqa: F401
+
+    torch.manual_seed(1)
+    for conv, shape in ((torch.nn.Conv2d(64, 48, 1), (2, 64, 9, 11)),
+                        (torch.nn.Conv2d(32, 40, 3, padding=1), (1, 32, 12, 10))):
+        conv = conv.eval().to(torch.bfloat16)
+        x = torch.randn(shape).to(torch.bfloat16)
+        seen = set(compiler._cache)
+        with torch.no_grad():
+            got = torch.compile(conv, backend="llvmaccel", dynamic=False)(x)
+            want = conv(x)
+        torch._dynamo.reset()
+        kinds = [mm[1] for key, cg in compiler._cache.items() if key not in seen
+                 for mm in cg.kernel.matmuls]
+        assert kinds == ["amx"], kinds
+        torch.testing.assert_close(got, want, rtol=1.6e-2, atol=2e-2)

@@ -45,6 +45,7 @@ from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from .common import Buffer, CodegenError, _const, _fconst
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _Matmul, _matmul_tiling
+from .matmul_amx import AMX_NR
 from .matmul_bf16 import bf16_dot, bf16_operand, bf16_panel_depth
 
 # A convolution becomes im2col + GEMM when each output is a dot product of at
@@ -116,7 +117,9 @@ class ConvEmitter(MatmulEmitter):
         mm = _Matmul(ba=bw, bb=bx if col is None else col, out=out, dt=dt, vw=vw, ta=False,
                      tb=False, dm=str(og), dn=dp, dk=str(depth), nrv=_MATMUL_NR_VECTORS,
                      mr=mr, kc=kc, dot2=dot2)
-        choice = self.mm_choose(node, og, positions, depth, False, dot2)
+        # (A, the weights, is read along k: the AMX tiles may take bf16 GEMMs.)
+        choice = self.mm_choose(node, og, positions, depth, False, dot2,
+                                amx_ok=_MATMUL_NR_VECTORS * vw == AMX_NR)
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(groups), hint="g") as g:
