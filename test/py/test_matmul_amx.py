@@ -215,3 +215,32 @@ def test_convolution_gemm_on_tiles():
                  for mm in cg.kernel.matmuls]
         assert kinds == ["amx"], kinds
         torch.testing.assert_close(got, want, rtol=1.6e-2, atol=2e-2)
+
+
+@needs_amx
+def test_attention_scores_on_tiles():
+    """A bf16 self-attention (heads sliced from a QKV projection, as a
+    TransformerEncoderLayer's): the fused attention computes the scores on
+    AMX tiles from the bf16 heads, within bf16's tolerance of eager."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    import llvmaccel.torch  # noqa: F401
+
+    b, s, h, d = 2, 128, 4, 64
+    qkv = torch.randn(b, s, 3 * h * d, generator=torch.Generator().manual_seed(3))
+    qkv = qkv.to(torch.bfloat16)
+
+    def fn(qkv):
+        q, k, v = (t.view(b, s, h, d).transpose(1, 2) for t in qkv.split(h * d, -1))
+        return F.scaled_dot_product_attention(q, k, v)
+
+    seen = set(compiler._cache)
+    with torch.no_grad():
+        got = torch.compile(fn, backend="llvmaccel", dynamic=False)(qkv)
+    torch._dynamo.reset()
+    (kern,) = [cg.kernel for key, cg in compiler._cache.items() if key not in seen]
+    (_, kind, why), = kern.attention
+    assert kind == "fused" and "scores on AMX tiles" in why, why
+    assert "tdpbf16ps" in kern.ir
+    torch.testing.assert_close(got, fn(qkv), rtol=1.6e-2, atol=1e-2)

@@ -81,7 +81,7 @@ from dataclasses import dataclass
 from ..graph import DType, Graph, Node, dim_op, shape_numel
 from ..target import TargetInfo
 from . import common, memplan, parallel
-from .attention import AttentionEmitter, find_attention
+from .attention import AttentionEmitter, find_attention, tile_sources
 from .common import (
     _BUFFERS,
     _KERNELS,
@@ -422,8 +422,16 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     # Q and K of a fused attention whose scale factors were taken out are
     # read from their sources' buffers (codegen.attention._unscaled): each
     # a whole buffer of its own, never a row-local one.
-    att_sources = {_root_for_buffer(operand[0]) for plan in plans.values()
-                   for operand in (plan.q_operand, plan.k_operand) if operand is not None}
+    att_sources: set[int] = set()
+    for nid, plan in plans.items():
+        tiles = tile_sources(plan, e.target, e.host)
+        if tiles is not None:  # the scores on AMX tiles, from the bf16 heads
+            att_sources |= {_root_for_buffer(t) for t in tiles}
+            e.attention_choices = [(i, kind, f"{why}; scores on AMX tiles" if i == nid else why)
+                                   for i, kind, why in e.attention_choices]
+        else:
+            att_sources |= {_root_for_buffer(operand[0]) for operand in
+                            (plan.q_operand, plan.k_operand) if operand is not None}
     must |= att_sources
     # An output that is a reshape of a node with a loop nest of its own (the
     # saved activations of aot_autograd's forward graphs: view(layer_norm),

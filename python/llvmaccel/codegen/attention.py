@@ -46,6 +46,14 @@ the node they are read through (a head sliced from a QKV projection, or its
 f32 cast: K is read transposed from it, not copied transposed), and the
 scores multiplied by the product of the factors.
 
+On CPUs with AMX-BF16, when Q and K are f32 casts of bf16 heads (a bf16
+model) and the query blocks and sizes are static ones the tiles take, the
+one-pass form computes each block's scores on AMX tiles from the bf16 heads
+(:func:`tile_sources`, :meth:`MatmulEmitter.mm_amx`): products of bf16
+values are exact in f32, so only the order of the sums differs (and bf16
+subnormals, read as zero). A bf16 TransformerEncoder on the Emerald Rapids
+Xeon went from 3.22-3.31 to 3.08 ms (eager 3.29).
+
 In a parallel kernel (:mod:`.parallel`) the outer loop is split between the
 threads by (batch index, query block): every block is computed by one thread
 with the operations of the serial kernel, so results are bit-identical for
@@ -76,7 +84,15 @@ from ..target import TargetInfo
 from . import parallel
 from .common import Buffer, _const
 from .elementwise import ElementwiseEmitter, _reduce_identity, accumulator_dtype
-from .matmul import MatmulEmitter, _matmul_source, _matmul_tiling, matmul_operands
+from .matmul import (
+    _MATMUL_NR_VECTORS,
+    MatmulEmitter,
+    _matmul_source,
+    _matmul_tiling,
+    matmul_operands,
+)
+from .matmul_amx import AMX_NR, amx_reason
+from .matmul_bf16 import bf16_dot
 
 __all__ = ["AttentionPlan", "AttentionEmitter", "enabled", "find_attention", "query_block"]
 
@@ -561,6 +577,35 @@ def attention_form(plan: AttentionPlan, target: TargetInfo) -> str:
     return "rows"
 
 
+def tile_sources(plan: AttentionPlan, target: TargetInfo, host: bool
+                 ) -> tuple[Node, Node] | None:
+    """The bf16 values whose f32 casts are Q and K (the heads of a bf16
+    model), when the one-pass form computes the scores on AMX tiles
+    (:mod:`.matmul_amx`) from them: static query blocks and sizes the tiles
+    take. The product of two bf16 values is exact in f32, so the scores are
+    the f32 product's up to the order of the sums (and bf16 subnormals,
+    which the tiles read as zero). Else None."""
+    if plan.q_operand is None or plan.k_operand is None or \
+            attention_form(plan, target) != "rows":
+        return None
+    srcs = []
+    for src, _, _ in (plan.q_operand, plan.k_operand):
+        if src.op != "cast" or src.dtype is not DType.f32 or src.inputs[0].dtype is not DType.bf16:
+            return None
+        srcs.append(src.inputs[0])
+    x = plan.x
+    length, keys = x.shape[-2], x.shape[-1]
+    depth = plan.scores.inputs[0].shape[-1]
+    rows = query_block(length, keys, x.dtype, target)
+    if not (isinstance(length, int) and length % rows == 0):
+        return None
+    vw = _matmul_tiling(DType.f32, 1, target)[0]
+    if _MATMUL_NR_VECTORS * vw != AMX_NR or bf16_dot(target, vw) is None or \
+            amx_reason(target, host, rows, keys, depth, False) is not None:
+        return None
+    return srcs[0], srcs[1]
+
+
 def plan_reason(plan: AttentionPlan, target: TargetInfo) -> str:
     """The text recorded for a fused attention."""
     x = plan.x
@@ -582,12 +627,16 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         else:
             self.emit_attention_rows(plan, out)
 
-    def attention_operands(self, plan: AttentionPlan) -> tuple:
+    def attention_operands(self, plan: AttentionPlan, tiles: bool = False) -> tuple:
         """What both forms read: (Q's buffer, the node whose leading dims
         index the batch), (K's buffer, read transposed, its batch node),
-        (V's buffer, read transposed) (see AttentionPlan.q_operand)."""
+        (V's buffer, read transposed) (see AttentionPlan.q_operand). With
+        ``tiles`` (the scores from the bf16 heads, :func:`tile_sources`), Q
+        and K are those heads' buffers."""
         assert plan.q_operand is not None and plan.k_operand is not None
         (src_q, _, q_in), (src_k, tk, k_in) = plan.q_operand, plan.k_operand
+        if tiles:
+            src_q, src_k = src_q.inputs[0], src_k.inputs[0]
         (_, _), (src_v, tv), _ = matmul_operands(plan.out, self.target)
         bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
         assert bq_ is not None and bk is not None and bv is not None
@@ -598,7 +647,9 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         scores in a scratch buffer (see the module docstring)."""
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
-        (bq_, q_in), (bk, tk, k_in), (bv, tv) = self.attention_operands(plan)
+        # The scores on AMX tiles from the bf16 heads where tile_sources allows.
+        tiles = tile_sources(plan, self.target, self.host) is not None
+        (bq_, q_in), (bk, tk, k_in), (bv, tv) = self.attention_operands(plan, tiles)
         length, keys = x.shape[-2], x.shape[-1]
         depth, width = scores.inputs[0].shape[-1], o.shape[-1]
         batch = tuple(scores.shape[:-2])
@@ -630,10 +681,15 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
             batch_off = self.att_batch_offset(batch, bt, bidx)
 
             # The block's scores: Q[b, i0:i0+rows, :] @ K[b]^T.
-            mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, keys, dd, False, tk)
+            dot2 = bf16_dot(self.target, _matmul_tiling(dt, 1, self.target)[0]) \
+                if tiles else None
+            mm, dot = self.mm_plan(bq_, bk, sc, dt, rows, keys, dd, False, tk, dot2)
             mm.oa = self.iadd(batch_off(q_in, self.imul(dl, dd)), self.imul(i0, dd))
             mm.ob = batch_off(k_in, self.imul(dd, ds))
-            self.mm_dot(mm) if dot else self.mm_panels(mm)
+            if tiles:
+                self.mm_amx(mm)
+            else:
+                self.mm_dot(mm) if dot else self.mm_panels(mm)
             # The softmax of each row, in place; the row sums kept apart.
             xb = self.delinearize(bt, tuple(x.shape[:-2])) if x.rank > 2 else []
             self.att_softmax(plan, sc, den, flags, rows, ds, i0, xb, acc_dt)
