@@ -43,6 +43,8 @@ import torch
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "bench" / "frontends"))
+sys.path.insert(0, str(REPO / "bench"))
+import mdsections  # noqa: E402  (bench/mdsections.py: sections replaced, the rest kept)
 
 # (class, batch, M, N, K, B transposed)
 SHAPES = [
@@ -168,35 +170,53 @@ def main(argv: list[str] | None = None) -> int:
            f"{blas.library()} BLAS{', bf16' if opts.dtype == 'bf16' else ''})")
     hosts[key] = {"meta": meta, "results": rows}
     path.write_text(json.dumps({"hosts": hosts}, indent=2) + "\n")
-    (out / "gemm.md").write_text(markdown(hosts))
+    write_markdown(out / "gemm.md", hosts, key)
     return 0
 
 
 def markdown(hosts: dict) -> str:
     parts = ["# Matmul shape classes: llvmaccel's kernel, the BLAS it calls, torch.mm\n",
-             "One section per host and thread count. `auto` is the kernel "
+             "One section per host and thread count (a run replaces its own and keeps "
+             "the one it replaces below it as an earlier run). `auto` is the kernel "
              "`llvmaccel.blas.choose` picks for the shape. Ratios > 1: faster than torch.\n"]
     for key, entry in hosts.items():
-        meta = entry["meta"]
-        parts.append(f"## {key}\n")
-        la = meta["load_average"]
-        parts.append(f"Reproduce: `{meta['command']}`\n\n{meta['date']}, {meta['cpu']}, "
-                     f"{meta['threads']} thread(s), torch {meta['torch']}, BLAS: "
-                     f"{meta['blas']}; median of {meta['rounds']} interleaved rounds. "
-                     f"Load average (1/5/15 min) at start {la[:3]}, at end {la[3:]} "
-                     "(a shared machine: only in-run ratios count).\n")
-        parts.append("| class | batch x M x N x K | own us | blas us | torch us | "
-                     "own vs torch | blas vs torch | auto |")
-        parts.append("|---|---|---:|---:|---:|---:|---:|---|")
-        for r in entry["results"]:
-            md = r["median_us"]
-            t = md["torch"]
-            parts.append(
-                f"| {r['class']} | {r['batch']}x{r['m']}x{r['n']}x{r['k']}"
-                f"{' (B^T)' if r['b_transposed'] else ''} | {md['llvmaccel-own']:.1f} | "
-                f"{md['llvmaccel-blas']:.1f} | {t:.1f} | {t / md['llvmaccel-own']:.2f}x | "
-                f"{t / md['llvmaccel-blas']:.2f}x | {r['auto_choice']} |")
-        parts.append("")
+        parts.append(host_markdown(key, entry))
+    return "\n".join(parts)
+
+
+def write_markdown(path: Path, hosts: dict, key: str) -> None:
+    """Writes ``path``: in an existing file the section of ``key`` is
+    replaced and the one it replaces follows as an earlier run; the rest,
+    hand-written paragraphs included, stays (bench/mdsections.py)."""
+    if path.exists():
+        path.write_text(mdsections.splice(path.read_text(), host_markdown(key, hosts[key])))
+    else:
+        path.write_text(markdown(hosts))
+
+
+def host_markdown(key: str, entry: dict) -> str:
+    """The section of one host (thread count, library, dtype)."""
+    parts = []
+    meta = entry["meta"]
+    parts.append(f"## {key}\n")
+    la = meta["load_average"]
+    parts.append(f"Reproduce: `{meta['command']}`\n\n{meta['date']}, {meta['cpu']}, "
+                 f"{meta['threads']} thread(s), torch {meta['torch']}, BLAS: "
+                 f"{meta['blas']}; median of {meta['rounds']} interleaved rounds. "
+                 f"Load average (1/5/15 min) at start {la[:3]}, at end {la[3:]} "
+                 "(a shared machine: only in-run ratios count).\n")
+    parts.append("| class | batch x M x N x K | own us | blas us | torch us | "
+                 "own vs torch | blas vs torch | auto |")
+    parts.append("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in entry["results"]:
+        md = r["median_us"]
+        t = md["torch"]
+        parts.append(
+            f"| {r['class']} | {r['batch']}x{r['m']}x{r['n']}x{r['k']}"
+            f"{' (B^T)' if r['b_transposed'] else ''} | {md['llvmaccel-own']:.1f} | "
+            f"{md['llvmaccel-blas']:.1f} | {t:.1f} | {t / md['llvmaccel-own']:.2f}x | "
+            f"{t / md['llvmaccel-blas']:.2f}x | {r['auto_choice']} |")
+    parts.append("")
     return "\n".join(parts)
 
 

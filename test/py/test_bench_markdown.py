@@ -148,3 +148,28 @@ def test_models_writer_replaces_only_the_sets_run(tmp_path):
         section.index(f"### {models.TITLES['cnn']}, earlier run")
     assert out.count(f"### {models.TITLES['grad']}\n") == sum(
         "grad" in v for v in hosts.values())
+
+
+def test_gemm_writer_keeps_earlier_runs(tmp_path):
+    """bench/gemm/run.py's writer on the recorded results: its host's
+    section replaced, the replaced one and a note under it kept."""
+    pytest.importorskip("torch")
+    import importlib.util
+
+    path = ROOT / "bench/results/gemm.json"
+    if not path.exists():
+        pytest.skip("no recorded GEMM results")
+    spec = importlib.util.spec_from_file_location("gemm_run", ROOT / "bench/gemm/run.py")
+    gemm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gemm)
+    hosts = json.loads(path.read_text())["hosts"]
+    key = next(iter(hosts))
+    md = tmp_path / "gemm.md"
+    gemm.write_markdown(md, hosts, key)
+    md.write_text(md.read_text() + "\nNOTE AT THE END.\n")
+    again = copy.deepcopy(hosts)
+    again[key]["meta"]["date"] = "2027-01-01T00:00:00+00:00"
+    gemm.write_markdown(md, again, key)
+    out = md.read_text()
+    assert out.index("2027-01-01T00:00:00") < out.index(f"## {key}, earlier run")
+    assert "NOTE AT THE END." in out and out.count(f"## {key}\n") == 1
