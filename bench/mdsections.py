@@ -13,6 +13,8 @@ left as it was."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})")
 
@@ -78,3 +80,16 @@ def splice(text: str, new: str, within: str | None = None, before: str | None = 
         old = lines[i:j]
         out = lines[:i] + new_lines + _earlier(old) + lines[j:]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n") + "\n"
+
+
+def update(path: Path, sections: Iterable[str], whole: Callable[[], str],
+           within: str | None = None, before: str | None = None) -> None:
+    """Writes the results file ``path``: in an existing one, each of
+    ``sections`` spliced in (see :func:`splice`); a new one is ``whole()``."""
+    if not path.exists():
+        path.write_text(whole())
+        return
+    text = path.read_text()
+    for section in sections:
+        text = splice(text, section, within=within, before=before)
+    path.write_text(text)

@@ -353,26 +353,19 @@ def write_markdown(path: Path, hosts: dict, key: str, sets: list[str]) -> None:
     this run measured replace their subsections in the section of ``key``
     (each replaced one follows as an earlier run); the rest of the file,
     hand-written paragraphs included, stays as it is."""
-    if not path.exists():
-        path.write_text(markdown(hosts))
-        return
-    text = path.read_text()
-    for set_name in sets:
-        text = base.mdsections.splice(text, set_markdown(set_name, hosts[key][set_name]),
-                                      within=f"## {key}")
-    path.write_text(text)
+    base.mdsections.update(path, [set_markdown(name, hosts[key][name]) for name in sets],
+                           lambda: markdown(hosts), within=f"## {key}")
 
 
 def set_markdown(set_name: str, entry: dict) -> str:
     """The subsection of one set of models (``### <title>``) of one host."""
-    lines: list[str] = []
     meta, rows = entry["meta"], entry["rows"]
-    lines += [f"### {TITLES[set_name]}", "", f"Reproduce: `{meta['command']}`", "",
-              f"{meta['date']}, {meta['cpu']}, {meta['threads']} thread(s), torch "
-              f"{meta['torch']}, LLVM {meta['llvm']}; median of {meta['rounds']} "
-              "rotated rounds. Load average (1/5/15 min) at start "
-              f"{meta['load_average'][:3]}, at end {meta['load_average'][3:]}.", "",
-              "| model | variant | median ms | vs baseline |", "|---|---|---:|---:|"]
+    lines = [f"### {TITLES[set_name]}", "", f"Reproduce: `{meta['command']}`", "",
+             f"{meta['date']}, {meta['cpu']}, {meta['threads']} thread(s), torch "
+             f"{meta['torch']}, LLVM {meta['llvm']}; median of {meta['rounds']} "
+             "rotated rounds. Load average (1/5/15 min) at start "
+             f"{meta['load_average'][:3]}, at end {meta['load_average'][3:]}.", "",
+             "| model | variant | median ms | vs baseline |", "|---|---|---:|---:|"]
     notes = []
     for r in rows:
         label = r["model"] + (f" ({r['dtype']})" if "dtype" in r else "")

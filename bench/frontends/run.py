@@ -608,12 +608,8 @@ def write_markdown(path: Path, hosts: dict, key: str) -> None:
     replaces follows as an earlier run; other hosts, earlier runs,
     hand-written paragraphs and bench/frontends/jax_control.py's section
     stay as they are."""
-    if path.exists():
-        md = mdsections.splice(path.read_text(), _markdown_host(key, hosts[key]),
-                               before="<!-- jax-control:begin -->")
-    else:
-        md = _markdown_hosts(hosts)
-    path.write_text(md)
+    mdsections.update(path, [_markdown_host(key, hosts[key])], lambda: _markdown_hosts(hosts),
+                      before="<!-- jax-control:begin -->")
 
 
 def _host_key(meta: dict) -> str:

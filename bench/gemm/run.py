@@ -188,10 +188,7 @@ def write_markdown(path: Path, hosts: dict, key: str) -> None:
     """Writes ``path``: in an existing file the section of ``key`` is
     replaced and the one it replaces follows as an earlier run; the rest,
     hand-written paragraphs included, stays (bench/mdsections.py)."""
-    if path.exists():
-        path.write_text(mdsections.splice(path.read_text(), host_markdown(key, hosts[key])))
-    else:
-        path.write_text(markdown(hosts))
+    mdsections.update(path, [host_markdown(key, hosts[key])], lambda: markdown(hosts))
 
 
 def host_markdown(key: str, entry: dict) -> str:

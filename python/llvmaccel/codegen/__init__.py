@@ -424,9 +424,9 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
     # a whole buffer of its own, never a row-local one.
     att_sources: set[int] = set()
     for nid, plan in plans.items():
-        tiles = tile_sources(plan, e.target, e.host)
-        if tiles is not None:  # the scores on AMX tiles, from the bf16 heads
-            att_sources |= {_root_for_buffer(t) for t in tiles}
+        plan.tiles = tile_sources(plan, e.target, e.host)
+        if plan.tiles is not None:  # the scores on AMX tiles, from the bf16 heads
+            att_sources |= {_root_for_buffer(t) for t in plan.tiles}
             e.attention_choices = [(i, kind, f"{why}; scores on AMX tiles" if i == nid else why)
                                    for i, kind, why in e.attention_choices]
         else:

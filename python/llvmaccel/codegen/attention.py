@@ -155,6 +155,9 @@ class AttentionPlan:
     # they are a result of the graph too (aot_autograd's forward graphs
     # save them for the backward): the one-pass form writes them.
     saved: Node | None = None
+    # The bf16 heads the scores are computed from on AMX tiles
+    # (tile_sources; set by codegen.emit_graph, which knows the host).
+    tiles: tuple[Node, Node] | None = None
 
 
 def enabled() -> bool:
@@ -627,16 +630,16 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         else:
             self.emit_attention_rows(plan, out)
 
-    def attention_operands(self, plan: AttentionPlan, tiles: bool = False) -> tuple:
+    def attention_operands(self, plan: AttentionPlan) -> tuple:
         """What both forms read: (Q's buffer, the node whose leading dims
         index the batch), (K's buffer, read transposed, its batch node),
         (V's buffer, read transposed) (see AttentionPlan.q_operand). With
-        ``tiles`` (the scores from the bf16 heads, :func:`tile_sources`), Q
-        and K are those heads' buffers."""
+        ``plan.tiles`` (the scores from the bf16 heads, :func:`tile_sources`),
+        Q and K are those heads' buffers."""
         assert plan.q_operand is not None and plan.k_operand is not None
         (src_q, _, q_in), (src_k, tk, k_in) = plan.q_operand, plan.k_operand
-        if tiles:
-            src_q, src_k = src_q.inputs[0], src_k.inputs[0]
+        if plan.tiles is not None:
+            src_q, src_k = plan.tiles
         (_, _), (src_v, tv), _ = matmul_operands(plan.out, self.target)
         bq_, bk, bv = (self.buffer_of(s) for s in (src_q, src_k, src_v))
         assert bq_ is not None and bk is not None and bv is not None
@@ -648,8 +651,8 @@ class AttentionEmitter(ElementwiseEmitter, MatmulEmitter):
         o, scores, x = plan.out, plan.scores, plan.x
         dt = o.dtype
         # The scores on AMX tiles from the bf16 heads where tile_sources allows.
-        tiles = tile_sources(plan, self.target, self.host) is not None
-        (bq_, q_in), (bk, tk, k_in), (bv, tv) = self.attention_operands(plan, tiles)
+        tiles = plan.tiles is not None
+        (bq_, q_in), (bk, tk, k_in), (bv, tv) = self.attention_operands(plan)
         length, keys = x.shape[-2], x.shape[-1]
         depth, width = scores.inputs[0].shape[-1], o.shape[-1]
         batch = tuple(scores.shape[:-2])

@@ -21,7 +21,7 @@ from ..target import TargetInfo
 from . import common
 from .common import Buffer, _const
 from .emitter import EmitterCore
-from .matmul_amx import AmxMatmulEmitter, amx_reason
+from .matmul_amx import AMX_NR, AmxMatmulEmitter, amx_reason
 from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_panel_depth, enabled, half_operand
 
 # Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
@@ -74,7 +74,7 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         m, n, k = node.shape[-2], node.shape[-1], a.shape[-1]
         mm, dot = self.mm_plan(ba, bb, out, dt, self.dim(m), n, self.dim(k), ta, tb, dot2)
         choice = self.mm_choose(node, m, n, k, dot, dot2, narrow and not dot2,
-                                amx_ok=not ta and mm.nrv * mm.vw == 32)
+                                amx_ok=not ta and mm.nrv * mm.vw == AMX_NR)
         epilogue = self.mm_epilogues.get(node.id)
         if epilogue is not None and choice.kernel in ("own", "amx") and not dot and \
                 not _streams_b(mm, m if isinstance(m, int) else None):
@@ -584,13 +584,9 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         in place along ``j``). ``tile`` (the right edge): C goes through that
         stack buffer, ``cols`` columns of it."""
         nr = mm.nrv * mm.vw
-        crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn)) for r in range(rows)]
+        crows = self.mm_crows(mm, i0, rows)
         if tile is not None:
-            for r in range(rows):
-                with self.loop(cols, hint="tc") as c:
-                    v = self.load(mm.out, self.iadd(crows[r], self.iadd(j0, c)))
-                    p = self.ptr(tile, mm.t, self.iadd(str(r * nr), c))
-                    self.line(f"store {mm.t} {v}, ptr {p}")
+            self.mm_tile_fill(mm, tile, crows, rows, j0, cols)
 
         def where(r: int, q: int) -> tuple[str, str]:
             if tile is not None:
@@ -632,6 +628,21 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
             spill(lambda r, q: (full, str(r * nr + q * mm.vw)))
             self.mm_epilogue(mm, full, i0, rows, j0, cols)
         self.either(mm.last, epilogue, store_c)
+
+    def mm_crows(self, mm: _Matmul, i0: str, rows: int) -> list[str]:
+        """The offsets in C of rows ``i0 .. i0 + rows - 1``."""
+        return [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn)) for r in range(rows)]
+
+    def mm_tile_fill(self, mm: _Matmul, tile: str, crows: list[str], rows: int, j0: str,
+                     cols: str) -> None:
+        """The valid ``cols`` columns of C into a right-edge tile (rows
+        ``nrv * vw`` apart), the inverse of :meth:`mm_tile_copy`."""
+        nr = mm.nrv * mm.vw
+        for r in range(rows):
+            with self.loop(cols, hint="tc") as c:
+                v = self.load(mm.out, self.iadd(crows[r], self.iadd(j0, c)))
+                p = self.ptr(tile, mm.t, self.iadd(str(r * nr), c))
+                self.line(f"store {mm.t} {v}, ptr {p}")
 
     def mm_tile_copy(self, mm: _Matmul, tile: str, crows: list[str], rows: int, j0: str,
                      cols: str) -> None:

@@ -42,6 +42,7 @@ import ctypes
 import functools
 import os
 import platform
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..target import TargetInfo
@@ -205,7 +206,6 @@ class AmxMatmulEmitter(EmitterCore):
         ``ctile`` for the reader or the right edge, in the others into C."""
         accs = [self.alloca("<256 x i32>") for _ in range(4)]
         cbase = self.ptr(mm.out.param, mm.t, mm.oc)  # type: ignore[attr-defined]
-        static_full = int(mm.dn) % AMX_NR == 0
 
         def acc_off(row: str, col: str, stride: str, r: int, q: int) -> str:
             return self.iadd(self.imul(self.iadd(row, str(r * TILE_ROWS)), stride),
@@ -225,25 +225,15 @@ class AmxMatmulEmitter(EmitterCore):
                               f"ptr {accs[2 * r + q]}")
 
         def load_edge() -> None:  # C's valid columns through the stack tile
-            for r in range(AMX_MR):
-                crow = self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn))
-                with self.loop(cols, hint="tc") as c:
-                    v = self.load(mm.out, self.iadd(crow, self.iadd(j0, c)))  # type: ignore[attr-defined]
-                    self.line(f"store float {v}, ptr "
-                              f"{self.ptr(ctile, 'float', self.iadd(str(r * AMX_NR), c))}")
+            self.mm_tile_fill(mm, ctile, self.mm_crows(mm, i0, AMX_MR),  # type: ignore[attr-defined]
+                              AMX_MR, j0, cols)
             load(ctile, "0", "0", str(AMX_NR))
-
-        def partial() -> None:
-            if static_full:
-                load(cbase, i0, j0, mm.dn)
-                return
-            full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
-            self.either(full, lambda: load(cbase, i0, j0, mm.dn), load_edge)  # type: ignore[attr-defined]
 
         if nkb == 1:
             zero()
         else:
-            self.either(first, zero, partial)  # type: ignore[attr-defined]
+            self.either(first, zero, lambda: self.amx_by_columns(  # type: ignore[attr-defined]
+                mm, cols, lambda: load(cbase, i0, j0, mm.dn), load_edge))
         a_stride = self.imul(mm.dk, "2")
         b_stride = str(AMX_NR * 4)  # one panel row: 32 words
         steps = self.op(f"lshr i64 {kc}, 5", "i")
@@ -279,17 +269,12 @@ class AmxMatmulEmitter(EmitterCore):
             if final:
                 self.mm_epilogue(mm, ctile, i0, AMX_MR, j0, cols)  # type: ignore[attr-defined]
             else:
-                crows = [self.iadd(mm.oc, self.imul(self.iadd(i0, str(r)), mm.dn))
-                         for r in range(AMX_MR)]
-                self.mm_tile_copy(mm, ctile, crows, AMX_MR, j0, cols)  # type: ignore[attr-defined]
+                self.mm_tile_copy(mm, ctile, self.mm_crows(mm, i0, AMX_MR),  # type: ignore[attr-defined]
+                                  AMX_MR, j0, cols)
 
         def into_c() -> None:
-            if static_full:
-                store(cbase, i0, j0, mm.dn)
-                return
-            full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
-            self.either(full, lambda: store(cbase, i0, j0, mm.dn),  # type: ignore[attr-defined]
-                        lambda: through_tile(False))
+            self.amx_by_columns(mm, cols, lambda: store(cbase, i0, j0, mm.dn),
+                                lambda: through_tile(False))
 
         if mm.final is None:
             into_c()
@@ -303,7 +288,6 @@ class AmxMatmulEmitter(EmitterCore):
         """The ``rows`` (< 32) rows of C from ``i0`` on over the k-block: the
         bf16 pair kernel's register tiles (:meth:`MatmulEmitter.mm_tile`) on
         the same panel, in tiles of ``mr`` rows, then halves."""
-        full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
 
         def tiles(tile: str | None) -> None:
             at, left = i0, rows
@@ -314,7 +298,18 @@ class AmxMatmulEmitter(EmitterCore):
                 self.mm_tile(mm, str(at), size, mm.nrv, panel, tile,  # type: ignore[attr-defined]
                              pc, kc, j0, cols, first)
                 at, left = at + size, left - size
-        self.either(full, lambda: tiles(None), lambda: tiles(edge))  # type: ignore[attr-defined]
+        self.amx_by_columns(mm, cols, lambda: tiles(None), lambda: tiles(edge))
+
+    def amx_by_columns(self, mm: _Matmul, cols: str, whole: Callable[[], None],
+                       edge: Callable[[], None]) -> None:
+        """``whole()`` for a panel of :data:`AMX_NR` columns, ``edge()`` for
+        the right edge (``cols`` fewer): a branch on ``cols``, none when N
+        is a multiple of the panel."""
+        if int(mm.dn) % AMX_NR == 0:
+            whole()
+            return
+        full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
+        self.either(full, whole, edge)  # type: ignore[attr-defined]
 
     def mm_amx_pack_transposed(self, mm: _Matmul, panel: str, pc: str, kc: str, j0: str,
                                cols: str) -> None:
@@ -326,7 +321,10 @@ class AmxMatmulEmitter(EmitterCore):
         columns past ``cols`` are zero."""
         vt = "<16 x float>"
         w = TILE_ROWS
-        full = self.op(f"icmp eq i64 {cols}, {AMX_NR}", "c")
+
+        def row(col: str, k0: str) -> str:  # 16 words of column col from k0 on
+            src = self.ptr(mm.bb.param, "bfloat", self.addr_b(mm, k0, col))  # type: ignore[attr-defined]
+            return self.op(f"load {vt}, ptr {src}, align 2", "vl")
 
         def block(valid: bool) -> None:
             with self.loop(self.op(f"lshr i64 {kc}, 5", "i"), hint="pt") as pb:
@@ -337,22 +335,17 @@ class AmxMatmulEmitter(EmitterCore):
                     for r in range(w):
                         col = self.iadd(j0, str(cb * w + r))
                         if valid:
-                            src = self.ptr(mm.bb.param, "bfloat", self.addr_b(
-                                mm, k0, col))  # type: ignore[attr-defined]
-                            rows.append(self.op(f"load {vt}, ptr {src}, align 2", "vl"))
+                            rows.append(row(col, k0))
                         else:
                             rows.append(self.cond(
-                                self.op(f"icmp slt i64 {str(cb * w + r)}, {cols}", "c"),
-                                lambda col=col, k0=k0: self.op(
-                                    f"load {vt}, ptr "
-                                    f"{self.ptr(mm.bb.param, 'bfloat', self.addr_b(mm, k0, col))}"  # type: ignore[attr-defined]  # noqa: E501
-                                    ", align 2", "vl"),
+                                self.op(f"icmp slt i64 {cb * w + r}, {cols}", "c"),
+                                lambda col=col, k0=k0: row(col, k0),
                                 lambda: "zeroinitializer", vt))
                     view = _F32View(w)
                     for q, v in enumerate(self.vtranspose(view, rows)):  # type: ignore[attr-defined]
                         at = self.iadd(self.imul(self.iadd(p0, str(q)), str(AMX_NR)), str(cb * w))
                         self.line(f"store {vt} {v}, ptr {self.ptr(panel, 'i32', at)}, align 4")
-        self.either(full, lambda: block(True), lambda: block(False))  # type: ignore[attr-defined]
+        self.amx_by_columns(mm, cols, lambda: block(True), lambda: block(False))
 
 
 class _F32View:
