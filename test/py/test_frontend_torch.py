@@ -364,6 +364,80 @@ def test_gradients_enabled_forward_and_backward_are_compiled():
     assert ex.backward_graphs == 1 and ex.fully_compiled and not ex.fallbacks
 
 
+def _saved_only_inputs(y, *inputs):
+    ours = {t.data_ptr() for t in inputs}
+    return all(t.data_ptr() in ours for t in y.grad_fn.saved_tensors)
+
+
+def test_inference_with_gradients_enabled_saves_nothing_until_trained():
+    """A model in eval() called without no_grad: until a backward has run
+    through the graph, its forward saves only its inputs (the weights and x:
+    no activation is written for a backward that never comes, so the call
+    runs at its no_grad speed). The first backward recomputes the forward
+    and is correct; from then on the forward saves the min cut's
+    activations, and every step's gradients match eager's."""
+    import copy
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4), nn.Tanh())
+    ref = copy.deepcopy(model)
+    be, ex = _strict_with_explanation()
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend=be)
+    x = torch.randn(5, 8)
+    y = fast(x)
+    torch.testing.assert_close(y, ref(x))
+    assert _saved_only_inputs(y, x, *model.parameters())
+    assert ex.backward_graphs == 0
+    for step in range(3):
+        x = torch.randn(5, 8)
+        y, yr = fast(x), ref(x)
+        assert _saved_only_inputs(y, x, *model.parameters()) == (step == 0)
+        (y.sin() * torch.arange(4.0)).sum().backward()
+        (yr.sin() * torch.arange(4.0)).sum().backward()
+        for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5)
+    # The recomputing backward, then the min cut's forward and backward.
+    assert ex.backward_graphs == 2 and ex.partitions == 4 and not ex.fallbacks
+
+
+def test_training_with_dynamic_shapes_and_dropout_matches_eager():
+    """The switch to the saving forward with sizes that are run-time
+    arguments, and a model in train() whose dropout cannot be recomputed
+    in the backward (its graph is split by the min cut from the start):
+    losses and gradients match eager's under the same seed at every step."""
+    import copy
+
+    class Net(nn.Module):
+        def __init__(self, p: float) -> None:
+            super().__init__()
+            self.a, self.b, self.drop = nn.Linear(6, 12), nn.Linear(12, 3), nn.Dropout(p)
+
+        def forward(self, x):
+            return self.b(self.drop(torch.relu(self.a(x))))
+
+    for p in (0.0, 0.4):
+        torch.manual_seed(0)
+        model = Net(p)
+        ref = copy.deepcopy(model)
+        torch._dynamo.reset()
+        fast = torch.compile(model, backend="llvmaccel", dynamic=True)
+        for step, n in enumerate((4, 7, 4, 9)):
+            x = torch.randn(n, 6)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.manual_seed(step)
+                loss = fast(x).square().mean()
+            torch.manual_seed(step)
+            loss_ref = ref(x).square().mean()
+            torch.testing.assert_close(loss, loss_ref)
+            loss.backward()
+            loss_ref.backward()
+            for q, r in zip(model.parameters(), ref.parameters(), strict=True):
+                torch.testing.assert_close(q.grad, r.grad, rtol=1e-4, atol=1e-5)
+                q.grad = r.grad = None
+
+
 def test_forward_graph_returns_saved_inputs_themselves():
     """aot_autograd's forward graph returns the weights the backward reads:
     the compiled graph hands back the caller's tensors (as the FX graph

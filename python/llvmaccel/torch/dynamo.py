@@ -153,7 +153,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
 
     # With gradients enabled (a model called without no_grad, or training),
     # aot_autograd splits the joint graph: the forward graph (which also
-    # returns what the backward needs) and, on the first backward, the
+    # returns what the backward saves) and, on the first backward, the
     # backward graph are both compiled here, partitioned like any graph.
     from torch._functorch.aot_autograd import make_boxed_func
 
@@ -164,15 +164,118 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         explanation.backward_graphs += 1
         return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
 
-    # The partitioner inductor uses: the forward saves for the backward only
-    # what is costly to recompute (a min cut of the joint graph), and cheap
-    # elementwise ops are recomputed in the backward, so a forward run with
-    # gradients enabled writes few more buffers than under no_grad.
+    if not _needs_autograd(gm, example_inputs):
+        return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                     decompositions=_decompositions())
+    return _SaveOnceTrained(gm, example_inputs, fw_compiler, bw_compiler).callable()
+
+
+def _needs_autograd(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> bool:
+    """Whether aot_autograd will trace a joint forward-backward graph (as it
+    decides: gradients enabled and a tensor argument requiring them)."""
+    if not torch.is_grad_enabled():
+        return False
+    tensors = [*gm.parameters(), *gm.buffers(), *example_inputs]
+    return any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
+
+
+def _has_random_ops(graph: torch.fx.Graph) -> bool:
+    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+               and torch.Tag.nondeterministic_seeded in n.target.tags for n in graph.nodes)
+
+
+def _save_inputs_partition(joint: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any
+                           ) -> tuple[torch.fx.GraphModule, torch.fx.GraphModule]:
+    """The joint graph split so that the forward saves only its inputs (the
+    weights and the caller's tensors, references to tensors that exist
+    anyway) and the backward recomputes the forward's values it needs: the
+    forward is then the inference graph, and runs as fast as under
+    ``no_grad``. A graph with random ops (dropout in ``train()``) cannot be
+    recomputed: it is split by the min cut as it is."""
+    from torch._functorch import config as functorch_config
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 bw_compiler=bw_compiler, decompositions=_decompositions(),
-                                 partition_fn=min_cut_rematerialization_partition)
+    if _has_random_ops(joint.graph):
+        return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+    with functorch_config.patch(activation_memory_budget=0.0):
+        return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+
+
+def _on_first_call(compiler: Callable[..., Any], fx: torch.fx.GraphModule, inputs: list[Any],
+                   on_run: Callable[[], None] | None = None) -> Callable[..., Any]:
+    """A boxed function that compiles ``fx`` with ``compiler`` on its first
+    call (``on_run`` is called on every call)."""
+    compiled: list[Callable[..., Any]] = []
+
+    def run(args: list[Any]) -> Any:
+        if on_run is not None:
+            on_run()
+        if not compiled:
+            with _lock:
+                if not compiled:
+                    compiled.append(compiler(fx, inputs))
+        return compiled[0](args)
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    return run
+
+
+class _SaveOnceTrained:
+    """A graph called with gradients enabled, split two ways by aot_autograd.
+
+    Until a backward has run through the graph, its forward saves only its
+    inputs (:func:`_save_inputs_partition`): a model in ``eval()`` called
+    without ``no_grad``, the most common inference call, runs at its
+    ``no_grad`` speed, computing nothing for a backward that never comes.
+    A backward through that forward recomputes it (correct, and paid once).
+    From then on the graph is being trained: the forward is the one of the
+    partitioner inductor uses (a min cut of the joint graph: what is costly
+    to recompute is saved, cheap elementwise ops are recomputed in the
+    backward). Both splits are traced here, in dynamo's tracing context; the
+    second's forward is compiled on its first call, so inference pays for
+    one compilation.
+    """
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs: list[Any],
+                 fw_compiler: Callable[..., Any], bw_compiler: Callable[..., Any]) -> None:
+        from torch._functorch.aot_autograd import aot_module_simplified
+        from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+        self._trained = False
+
+        def first_backward(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+            # aot_autograd compiles the backward before any runs when shapes
+            # are dynamic: the switch is made when one runs.
+            return _on_first_call(bw_compiler, fx, inputs, self._set_trained)
+
+        def training_forward(fx: torch.fx.GraphModule, inputs: list[Any]
+                             ) -> Callable[..., Any]:
+            return _on_first_call(fw_compiler, fx, inputs)
+
+        def training_backward(fx: torch.fx.GraphModule, inputs: list[Any]
+                              ) -> Callable[..., Any]:
+            return _on_first_call(bw_compiler, fx, inputs)
+
+        decompositions = _decompositions()
+        self._inference = aot_module_simplified(
+            gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=first_backward,
+            decompositions=decompositions, partition_fn=_save_inputs_partition)
+        self._training = aot_module_simplified(
+            gm, example_inputs, fw_compiler=training_forward, bw_compiler=training_backward,
+            decompositions=decompositions, partition_fn=min_cut_rematerialization_partition)
+
+    def _set_trained(self) -> None:
+        self._trained = True
+
+    def callable(self) -> Callable[..., Any]:
+        """The function dynamo calls, with the attributes of
+        aot_module_simplified's (``zero_grad``, ``named_parameters``, ...)."""
+
+        def run(*args: Any) -> Any:
+            return (self._training if self._trained else self._inference)(*args)
+
+        run.__dict__.update(self._inference.__dict__)
+        return run
 
 
 class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
