@@ -458,6 +458,28 @@ def test_forward_graph_returns_saved_inputs_themselves():
     assert len(run.compiled.kernel.outputs) == 1
 
 
+def test_scalar_output_read_by_a_broadcast():
+    """A scalar_tensor that is a graph output and an operand of a where
+    (relu's backward in a partition that returns it): the where reads the
+    scalar, not its one-element output buffer at the where's own index
+    (which read past it: NaN gradients in a TransformerEncoder)."""
+    from llvmaccel.torch.dynamo import Explanation, _compile_fx
+
+    aten = torch.ops.aten
+
+    def f(x, r):
+        s = aten.scalar_tensor.default(0.5, dtype=torch.float32)
+        return s, aten.where.self(aten.le.Scalar(r, 0), s, x)
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(4, 5), torch.randn(4, 5))
+    run = _compile_fx(gm, {}, Explanation(), strict=True)
+    x, r = torch.randn(4, 5), torch.randn(4, 5)
+    s, w = run(x, r)
+    torch.testing.assert_close(s, torch.tensor(0.5))
+    torch.testing.assert_close(w, torch.where(r <= 0, 0.5, x))
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean"])
 @pytest.mark.parametrize("padding_idx", [None, 0])
 @pytest.mark.parametrize("last", [False, True])

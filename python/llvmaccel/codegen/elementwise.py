@@ -60,14 +60,17 @@ class ElementwiseEmitter(EmitterCore):
         key = (node.id, "lin", lin)
         if key in self.memo:
             return self.memo[key]
+        if node.op == "scalar":
+            # Before its buffer: a scalar that is also a graph output (a
+            # saved scalar_tensor) has a one-element buffer, and the
+            # linear index is the reader's, broadcast from it (flat_ok).
+            return _const(node.attrs["value"], node.dtype)
         if node.id in self.produced:  # the element this iteration computed
             return self.produced[node.id]
         buf = self.buffers.get(node.id)
         if buf is not None:
             assert not buf.row_local, "a row-local buffer read by a linear index"
             v = self.load(buf, lin)
-        elif node.op == "scalar":
-            return _const(node.attrs["value"], node.dtype)
         elif node.op == "reshape" and self.flat_ok(node.inputs[0]):
             v = self.emit_lin(node.inputs[0], lin)
         elif node.op == "view_as_complex" and self.flat_ok(node.inputs[0]):

@@ -8,6 +8,16 @@ conditions hold (batch_first, eval mode or no grad, ...). Its decomposition
 here restates what the C++ kernel computes in the ops llvmaccel lowers
 (linear, scaled dot product attention, layer norm, relu or gelu): the same
 math as the module's own non-fast path, which eager PyTorch runs in training.
+
+``aten._scaled_dot_product_flash_attention_for_cpu`` (what
+``F.scaled_dot_product_attention`` dispatches to on CPU) is decomposed as
+PyTorch's core table does, into the math form llvmaccel fuses, but with the
+second result PyTorch's entry gets wrong: the kernel returns the rows'
+logsumexp of the scaled scores, which its backward
+(``_scaled_dot_product_flash_attention_for_cpu_backward``) reads, and the
+core entry returns the attention weights in its place (a (B, H, L, S)
+tensor read as (B, H, L): wrong gradients for every attention weight in
+training). In inference the logsumexp is dead code and costs nothing.
 """
 
 from __future__ import annotations
@@ -82,7 +92,37 @@ def transformer_encoder_layer_fwd(
     return norm2(x + feed_forward(x))
 
 
+def flash_attention_for_cpu(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dropout_p: float = 0.0,
+    is_causal: bool = False, *, attn_mask: torch.Tensor | None = None,
+    scale: float | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``aten._scaled_dot_product_flash_attention_for_cpu``: the output as
+    PyTorch's decomposition computes it, and the logsumexp over the keys of
+    the scaled (and masked) scores, in the kernel's accumulation type and
+    layout ((B, H, L) with the strides of a (B, L, H) buffer)."""
+    from torch._decomp.decompositions import scaled_dot_product_flash_attention_for_cpu
+
+    out, _ = scaled_dot_product_flash_attention_for_cpu(
+        query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)
+    acc = torch.float32 if query.dtype in (torch.bfloat16, torch.float16) else query.dtype
+    q, k = query.to(acc), key.to(acc)
+    if k.size(1) != q.size(1):  # grouped-query attention: each key head serves a group
+        k = k.repeat_interleave(q.size(1) // k.size(1), dim=1)
+    factor = scale if scale is not None else 1.0 / math.sqrt(query.size(-1))
+    scores = (q @ k.transpose(-2, -1)) * factor
+    if is_causal:
+        keep = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+        scores = scores.masked_fill(~keep, -math.inf)
+    if attn_mask is not None:
+        scores = (scores.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == torch.bool
+                  else scores + attn_mask.to(acc))
+    lse = torch.logsumexp(scores, dim=-1)
+    return out, lse.transpose(1, 2).contiguous().transpose(1, 2)
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
-    return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd}
+    return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
+            aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu}
