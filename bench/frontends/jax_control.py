@@ -12,8 +12,11 @@
 
 Each at two sizes. Variants: ``llvmaccel.jax.jit`` (jax.Array outputs),
 ``kernel`` (its compiled graph called directly, numpy outputs) and
-``jax.jit``, all single-threaded (XLA flags ``--xla_cpu_multi_thread_eigen=false
-intra_op_parallelism_threads=1``; llvmaccel kernels are single-threaded).
+``jax.jit``, all single-threaded by default (XLA flags
+``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``;
+llvmaccel's thread count 1). ``--threads N`` gives XLA's CPU client N
+intra-op threads and llvmaccel N threads (kernels with control-flow regions,
+as these are, keep their serial form: their steps are too small to split).
 Each round calls every variant once, interleaved, the order rotated by one
 each round; the median over the rounds is reported. Outputs are compared before timing. The
 machine may be shared: the load average at start and end is recorded.
@@ -25,6 +28,7 @@ earlier runs kept beside the latest) and a ``JAX control flow`` section of
 Usage (pinned to one core, as recorded: the machine may be shared)::
 
     taskset -c 0 .venv/bin/python bench/frontends/jax_control.py   # ~1 min
+    .venv/bin/python bench/frontends/jax_control.py --threads 2
     .venv/bin/python bench/frontends/jax_control.py --quick    # smoke run, no files written
 """
 
@@ -40,8 +44,21 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("XLA_FLAGS",
-                      "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+def _threads_arg(argv: list[str]) -> int:
+    """``--threads N`` read before JAX is imported (XLA reads its flags then)."""
+    for k, a in enumerate(argv):
+        if a == "--threads" and k + 1 < len(argv):
+            return max(1, int(argv[k + 1]))
+        if a.startswith("--threads="):
+            return max(1, int(a.split("=", 1)[1]))
+    return 1
+
+
+THREADS = _threads_arg(sys.argv[1:])
+os.environ.setdefault("XLA_FLAGS", (
+    "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" if THREADS == 1 else
+    f"--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={THREADS}"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -49,6 +66,7 @@ import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
 import llvmaccel  # noqa: E402
+import llvmaccel.blas  # noqa: E402
 import llvmaccel.jax as lj  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,10 +167,24 @@ COLUMNS = ("Every variant takes the arguments as jax.Arrays (the kernel column n
            "buffers), so it may be faster than the kernel column.")
 
 
+def _threads_text(n: int) -> str:
+    return "1 thread" if n == 1 else f"{n} threads"
+
+
+def host_key(cpu: str, llvm_cpu: str, threads: int) -> str:
+    """The results' key: the host, and the thread count when it is not 1."""
+    key = f"{cpu} ({llvm_cpu})"
+    return key if threads == 1 else f"{key}, {_threads_text(threads)}"
+
+
 def _run_lines(e: dict, heading: str) -> list[str]:
     m = e["meta"]
-    lines = [heading, "",
-             f"{m['date']}, {m['cpu']}, 1 thread, jax {m['jax']}, LLVM {m['llvm']}; "
+    lines = [heading, ""]
+    if m.get("threads", 1) != 1:
+        lines += [f"Reproduce: `{m['command']}`", ""]
+    lines += [
+             f"{m['date']}, {m['cpu']}, {_threads_text(m.get('threads', 1))}, jax {m['jax']}, "
+             f"LLVM {m['llvm']}; "
              f"median of {m['rounds']} interleaved rounds (each sample averages "
              "repeated calls of ~20 ms). The machine was shared with other jobs: load "
              f"average (1/5/15 min) at start {m['load_start']}, at end {m['load_end']}.",
@@ -190,7 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, nothing written")
     ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="intra-op threads of XLA and llvmaccel (read before JAX is imported)")
     args = ap.parse_args(argv)
+    if args.threads != THREADS:
+        raise SystemExit("--threads is read when the module is imported: run it as a script")
+    llvmaccel.blas.set_num_threads(args.threads)
     rounds = args.rounds or (3 if args.quick else 15)
     load_start = [round(x, 2) for x in os.getloadavg()]
     results = [bench(name, fn, a, rounds) for name, (fn, a) in workloads(args.quick).items()]
@@ -206,11 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "cpu": cpu_name(), "llvm_cpu": llvmaccel.target.host().cpu, "jax": jax.__version__,
             "llvm": llvmaccel.llvm_version(), "rounds": rounds, "load_start": load_start,
-            "load_end": load_end, "columns": COLUMNS,
-            "command": "taskset -c 0 .venv/bin/python bench/frontends/jax_control.py"}
+            "load_end": load_end, "columns": COLUMNS, "threads": args.threads,
+            "command": ("taskset -c 0 .venv/bin/python bench/frontends/jax_control.py"
+                        if args.threads == 1 else
+                        f".venv/bin/python bench/frontends/jax_control.py --threads "
+                        f"{args.threads}")}
     path = RESULTS / "jax-control.json"
     hosts = json.loads(path.read_text()) if path.exists() else {}
-    host = f"{meta['cpu']} ({meta['llvm_cpu']})"
+    host = host_key(meta["cpu"], meta["llvm_cpu"], args.threads)
     # The earlier runs of this host stay beside the new one (newest first).
     earlier = []
     if host in hosts:

@@ -155,6 +155,15 @@ def test_jax_control_markdown_keeps_earlier_runs():
             < text.index("Earlier run (old)") < text.index("| w | 4.000"))
     assert mod.COLUMNS in text and f"column adds {note}" in text and mod._OLD_NOTE in text
     assert text.index(mod.COLUMNS) < text.index("Earlier run (mid)")
+    # A run with more threads is a host entry of its own, with its command.
+    two = run("two", 0.25, columns=mod.COLUMNS, threads=2,
+              command="bench/frontends/jax_control.py --threads 2")
+    key = mod.host_key("CPU", "x", 2)
+    assert key == "CPU (x), 2 threads" and mod.host_key("CPU", "x", 1) == "CPU (x)"
+    text = mod.markdown({"CPU (x)": host, key: two})
+    assert "### CPU (x), 2 threads\n\nReproduce: `bench/frontends/jax_control.py --threads 2`" \
+        in text
+    assert "two, CPU, 2 threads," in text and "new, CPU, 1 thread," in text
 
 
 def test_verify_markdown_keeps_hand_sections(tmp_path):
