@@ -881,7 +881,6 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
     Add("llvmaccel_parallel_run", &llvmaccel_parallel_run);
     Add("llvmaccel_parallel_run_pool", &llvmaccel_parallel_run_pool);
     Add("llvmaccel_parallel_claim", &llvmaccel_parallel_claim);
-    Add("llvmaccel_parallel_claim_caller", &llvmaccel_parallel_claim_caller);
     Add("llvmaccel_parallel_done", &llvmaccel_parallel_done);
     Add("llvmaccel_parallel_wait", &llvmaccel_parallel_wait);
 #if defined(__FLT16_MAX__)

@@ -313,11 +313,6 @@ int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t NChunks) {
   return static_cast<Team *>(T)->claim(Step, NChunks);
 }
 
-int64_t llvmaccel_parallel_claim_caller(void *T, int64_t Step, int64_t NChunks,
-                                        int64_t Tid) {
-  return Tid == 0 ? static_cast<Team *>(T)->claim(Step, NChunks) : -1;
-}
-
 void llvmaccel_parallel_done(void *T, int64_t Step, int64_t NChunks) {
   static_cast<Team *>(T)->done(Step, NChunks);
 }

@@ -51,14 +51,6 @@ int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
 /// The next unclaimed chunk of step `Step` (of `NChunks`), or -1 when none
 /// is left or a thread has failed.
 int64_t llvmaccel_parallel_claim(void *Team, int64_t Step, int64_t NChunks);
-/// As llvmaccel_parallel_claim for the caller (`Tid` 0); -1 for the other
-/// threads. For a step that calls a library with threads of its own (a
-/// BLAS GEMM): the caller's thread calls it, so the library runs on the
-/// team of threads the caller's other library calls (the framework's ops)
-/// use, not on a new team started for a worker, and the workers block
-/// while it runs instead of holding cores.
-int64_t llvmaccel_parallel_claim_caller(void *Team, int64_t Step,
-                                        int64_t NChunks, int64_t Tid);
 /// Marks one claimed chunk of `Step` (of `NChunks`) done.
 void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t NChunks);
 /// Waits until the `NChunks` chunks of `Step` are done or a thread has

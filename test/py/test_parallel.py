@@ -256,40 +256,6 @@ def test_kernels_calling_the_library_run_on_the_pool(monkeypatch):
     assert "@llvmaccel_parallel_run(" in plain.ir and "run_pool" not in plain.ir
 
 
-def test_library_steps_run_on_the_calling_thread(monkeypatch):
-    """In a parallel kernel, the step that calls the BLAS library is claimed
-    by the caller's thread alone (``llvmaccel_parallel_claim_caller`` with
-    the thread's id): the library then runs on the team of threads the
-    caller's other library calls use, instead of a second team started for
-    a pool worker on the same cores. The kernel's other steps are claimed
-    by any thread, and the results are the serial kernel's."""
-    monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
-    g = Graph()
-    a = g.input("a", (1024, 512), DType.f32)
-    b = g.input("b", (512, 512), DType.f32)
-    x = g.unary("exp", g.unary("tanh", a))
-    g.set_outputs([g.unary("tanh", g.matmul(x, b))])
-    kern = generate(g)
-    if not any(kind == "blas" for _, kind, _ in kern.matmuls):
-        pytest.skip(f"no BLAS library: {blas.status()}")
-    calls = [line for line in kern.ir.splitlines() if "@llvmaccel_parallel_claim" in line
-             and "declare" not in line]
-    callers = [line for line in calls if "claim_caller(" in line]
-    assert len(callers) == 1 and "i64 %par.tid)" in callers[0], calls
-    assert len(calls) > len(callers)  # the elementwise steps: any thread
-    c = compile_graph(g)
-    rng = np.random.default_rng(0)
-    av = rng.standard_normal((1024, 512), dtype=np.float32)
-    bv = rng.standard_normal((512, 512), dtype=np.float32) / 16
-    try:
-        blas.set_num_threads(1)
-        one = c(av, bv)[0]
-        blas.set_num_threads(2)
-        np.testing.assert_allclose(c(av, bv)[0], one, rtol=1e-5, atol=1e-5)
-    finally:
-        blas.set_num_threads(None)
-
-
 def test_error_inside_parallel_step():
     """An integer division by zero in a chunked elementwise step fails on the
     thread that runs it; the call raises as the serial kernel does."""

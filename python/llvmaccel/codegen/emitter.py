@@ -24,11 +24,6 @@ def _no_scratch(shape: tuple, dtype: DType) -> Buffer:
     raise CodegenError("no temporary buffers outside codegen.generate")
 
 
-#: One-chunk steps that call the BLAS library run on the caller's thread
-#: (see :meth:`EmitterCore.step`); False lets any thread claim them.
-BLAS_ON_CALLER = True
-
-
 class EmitterCore:
     """Builds the body of the entry function."""
 
@@ -80,7 +75,6 @@ class EmitterCore:
         self.attention_plans: dict[int, object] = {}
         self.attention_choices: list[tuple[int, str, str]] = []
         self.uses_blas = False  # a call of the BLAS library was emitted
-        self.blas_calls = 0  # calls of the BLAS library emitted so far
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
         # The SPMD body of a parallel kernel (codegen.parallel): every thread
@@ -264,11 +258,7 @@ class EmitterCore:
         are claimed one at a time by whichever thread comes first
         (``llvmaccel_parallel_claim``), and every thread waits for the
         previous step's chunks before it claims (a thread that sees an
-        error there returns it). A one-chunk step that calls the BLAS
-        library is run by the caller's thread
-        (``llvmaccel_parallel_claim_caller``): the library's own threads are
-        then the team the caller's library calls use, and the workers wait
-        (blocking) instead of starting a second team on the same cores."""
+        error there returns it)."""
         if not self.spmd:
             body()
             return
@@ -296,13 +286,8 @@ class EmitterCore:
         saved = dict(self.memo)
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
-        blas_before = self.blas_calls
         body()
         chunks = "1" if self.par_pending else "%par.chunks"
-        if chunks == "1" and self.blas_calls > blas_before and BLAS_ON_CALLER:
-            self.body[claim_at] = (f"{chunk} = call i64 @llvmaccel_parallel_claim_caller("
-                                   f"ptr %par.team, i64 {s}, i64 <chunks>, i64 %par.tid)")
-            self.declare("llvmaccel_parallel_claim_caller", "i64", ["ptr", "i64", "i64", "i64"])
         self.par_pending = False
         done_at = len(self.body)
         self.line(f"call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 <chunks>)")

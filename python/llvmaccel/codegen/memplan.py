@@ -48,7 +48,7 @@ _NAME = re.compile(r"%[-\w.$]+")
 _DEF = re.compile(r"^\s*(%[-\w.$]+)\s*=\s*(\w+)\b")
 _TARGET = re.compile(r"label\s+(%[-\w.$]+)")
 _TEMP = re.compile(r"%tmp(\d+)$")
-_STEP = re.compile(r"@llvmaccel_parallel_(claim|claim_caller|done)\(ptr %par\.team, i64 (\d+),")
+_STEP = re.compile(r"@llvmaccel_parallel_(claim|done)\(ptr %par\.team, i64 (\d+),")
 # Instructions whose result is a pointer into the memory of their pointer
 # operand (for phi, select and casts: when the result is a pointer).
 _DERIVING = frozenset({"getelementptr", "bitcast", "addrspacecast", "phi", "select"})
@@ -134,7 +134,7 @@ def uses(lines: Sequence[str], spmd: bool = False) -> Uses:
             targets[block] += _TARGET.findall(text)
             ends = True
         if spmd and (s := _STEP.search(text)):
-            step = int(s.group(2)) if s.group(1) != "done" else None
+            step = int(s.group(2)) if s.group(1) == "claim" else None
             continue
         if "@llvm.assume" in text:  # states a size, accesses nothing
             continue

@@ -9,25 +9,23 @@ entry ``@<name>``::
 
 The entry reads the thread count (``llvmaccel_parallel_threads``, set from
 Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
-:func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no loop
-nest reaches :data:`MIN_WORK` elements; else it stores its arguments in a
-struct and has the runtime (``llvmaccel_parallel_run``, bindings/Parallel.cpp:
-GNU OpenMP's threads where the process has loaded libgomp, else llvmaccel's
-pool; ``llvmaccel_parallel_run_pool`` for a kernel that calls the BLAS library,
-whose own threads would be a nested region in OpenMP's) run ``@<name>.task`` on
-that many threads. In the SPMD body each loop nest is a step
-(:meth:`EmitterCore.step`): a nest whose outermost loop's iterations are
-independent (elementwise maps, reductions over trailing axes with their kept
-dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
-equal chunks of that loop per thread (:meth:`EmitterCore.par_range`); every
-other step (matmuls, gathers, convolutions, reductions over leading axes, index
-checks, scatters, ...) is one chunk; a one-chunk step that calls the BLAS
-library is run by the caller's thread (the library's threads are then the team
-its other calls use, and the workers block meanwhile). The threads claim chunks
-as they come (a thread the OS has not scheduled yet is not waited for) and wait
-for a step's chunks before the next step. Each element is computed by one chunk
-with the operations of the serial loop, so results are bit-identical for every
-thread count.
+:func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no
+loop nest reaches :data:`MIN_WORK` elements; else it stores its arguments in
+a struct and has the runtime (``llvmaccel_parallel_run``,
+bindings/Parallel.cpp: GNU OpenMP's threads where the process has loaded
+libgomp, else llvmaccel's pool; ``llvmaccel_parallel_run_pool`` for a kernel
+that calls the BLAS library, whose own threads would be a nested region in
+OpenMP's) run ``@<name>.task`` on that many threads. In the SPMD body each loop nest
+is a step (:meth:`EmitterCore.step`): a nest whose outermost loop's
+iterations are independent (elementwise maps, reductions over trailing axes
+with their kept dims outer, row groups: softmax, layer norm) is split into
+CHUNKS_PER_THREAD equal chunks of that loop per thread
+(:meth:`EmitterCore.par_range`); every other step (matmuls, gathers,
+convolutions, reductions over leading axes, index checks, scatters, ...) is
+one chunk. The threads claim chunks as they come (a thread the OS has not
+scheduled yet is not waited for) and wait for a step's chunks before the
+next step. Each element is computed by one chunk with the operations of the
+serial loop, so results are bit-identical for every thread count.
 
 An index check or division by zero that fails on a thread ends that thread
 with its code; the others return it at their next barrier; the call raises
