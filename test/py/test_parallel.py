@@ -209,6 +209,57 @@ def test_batched_matmul_split_between_threads(monkeypatch):
     np.testing.assert_allclose(outs[1], xa.astype(np.float64) @ xb, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1"])
+def test_matmul_column_panels_split_between_threads(monkeypatch, case):
+    """One product of llvmaccel's own kernel (no batch loop to split) has its
+    column panels chunked between the threads: the panel kernel, with a
+    fused reader, the bf16 kernel (AMX tiles where the host has them) and a
+    1x1 convolution reading its image in place; bit-identical to one
+    thread, with edges in every dimension."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
+    rng = np.random.default_rng(4)
+    g = Graph()
+    if case == "conv1x1":
+        x = g.input("x", (2, 40, 17, 19), DType.f32)
+        w = g.input("w", (72, 40, 1, 1), DType.f32)
+        g.set_outputs([g.conv(x, w, None, (1, 1), (0, 0), (1, 1))])
+        xs = [rng.standard_normal((2, 40, 17, 19)).astype(np.float32),
+              rng.standard_normal((72, 40, 1, 1)).astype(np.float32)]
+        want = np.einsum("nchw,oc->nohw", xs[0].astype(np.float64), xs[1][:, :, 0, 0])
+    else:
+        dt = DType.bf16 if case == "bf16" else DType.f32
+        a = g.input("a", (333, 256), dt)
+        b = g.input("b", (256, 301), dt)
+        if dt is DType.bf16:
+            y = g.cast(g.matmul(g.cast(a, DType.f32), g.cast(b, DType.f32)), DType.f32)
+        else:
+            y = g.matmul(a, b)
+        g.set_outputs([g.unary("relu", y) if case == "f32_relu" else y])
+        xs = [rng.standard_normal((333, 256)).astype(np.float32),
+              rng.standard_normal((256, 301)).astype(np.float32)]
+        if dt is DType.bf16:
+            xs = [torch.from_numpy(v).to(torch.bfloat16) for v in xs]
+            want = (xs[0].double() @ xs[1].double()).numpy()
+        else:
+            want = xs[0].astype(np.float64) @ xs[1]
+        if case == "f32_relu":
+            want = np.maximum(want, 0)
+    kernel = generate(g)
+    spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
+    assert "i64 %par.chunks)" in spmd and "@llvmaccel_parallel_claim" in spmd
+    c = compile_graph(g)
+    outs = []
+    try:
+        for n in (1, 2):
+            blas.set_num_threads(n)
+            out = c(*xs)[0]
+            outs.append(out.float().numpy() if isinstance(out, torch.Tensor) else out)
+    finally:
+        blas.set_num_threads(None)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_allclose(outs[1], want, rtol=1e-3, atol=1e-3)
+
+
 def test_dynamic_shapes_empty_and_tiny():
     c = torch.compile(lambda x: torch.softmax(torch.tanh(x) * 2, -1), backend="llvmaccel",
                       dynamic=True)

@@ -120,6 +120,12 @@ class ConvEmitter(MatmulEmitter):
         # (A, the weights, is read along k: the AMX tiles may take bf16 GEMMs.)
         choice = self.mm_choose(node, og, positions, depth, False, dot2,
                                 amx_ok=_MATMUL_NR_VECTORS * vw == AMX_NR)
+        if col is None and bb is None and choice.kernel in ("own", "amx"):
+            # Reading the image in place, the column panels of each product
+            # are independent (an im2col copy is one shared buffer, which
+            # every chunk would rewrite, and the bias loop below adds to all
+            # of C: those convolutions stay whole).
+            mm.work = dim_op("mul", dim_op("mul", og, positions), depth)
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(groups), hint="g") as g:

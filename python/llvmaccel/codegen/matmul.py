@@ -96,6 +96,12 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         # on one thread (the library has threads of its own).
         work = dim_op("mul", shape_numel(batch), dim_op("mul", dim_op("mul", m, n), k)) \
             if batch and choice.kernel in ("own", "amx") else None
+        if choice.kernel in ("own", "amx"):
+            # The column panels of one product are independent too: where
+            # no batch loop is split, the kernel splits them (panels and
+            # tiles are per-thread stack arrays; each panel writes its own
+            # columns of C).
+            mm.work = dim_op("mul", dim_op("mul", m, n), k)
         with self.nest(batch, work=work) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
                                           a_batch), self.dim(dim_op("mul", m, k)))
@@ -188,6 +194,9 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         elif choice.kernel == "own":
             own()
         else:
+            # A step with a library branch stays one chunk: each chunk would
+            # call the library for the whole product.
+            mm.work = None
             self.either(self.mm_blas_fits(mm, choice.min_flops), lambda: self.mm_blas(mm), own)
 
     def either(self, c: str, then_fn: Callable[[], None], else_fn: Callable[[], None]) -> None:
@@ -404,7 +413,8 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
             first = self.op(f"icmp eq i64 {kb}, 0", "c")
             if mm.final is not None:
                 mm.last = self.op(f"icmp eq i64 {kb}, {self.op(f'sub i64 {nkb}, 1', 'i')}", "c")
-            with self.loop(njb, hint="jb") as jb:
+            jb0, jb1 = self.mm_panel_range(mm, njb)
+            with self.loop(jb1, start=jb0, hint="jb") as jb:
                 j0 = self.imul(jb, str(nr))
                 cols = self.imin(str(nr), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
                 if not in_place:
@@ -438,6 +448,16 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
                         size //= 2
                     self.br(done)
                 self.start_block(done)
+
+    def mm_panel_range(self, mm: _Matmul, njb: str) -> tuple[str, str]:
+        """The column panels ``[begin, end)`` of ``njb`` this thread computes:
+        in a parallel kernel's step that has not split a loop yet, a chunk
+        of them (:meth:`par_range`, for ``mm.work`` multiply-adds), else all.
+        The loops around the panel loop (k-blocks, row blocks) run whole in
+        every chunk, so each panel still sees its k-blocks in order."""
+        if mm.work is None:
+            return "0", njb
+        return self.par_range(njb, mm.work)
 
     def mm_rows(self, mm: _Matmul) -> None:
         """``C = A @ B`` for a few rows of A (``M <= _MATMUL_STREAM_ROWS``,
@@ -805,6 +825,9 @@ class _Matmul:
     last: str = "true"
     row0: str = "0"
     node_id: int = -1
+    # Multiply-adds of one call of the kernel when its column panels may be
+    # split between the threads of a parallel kernel (None: they may not).
+    work: object = None
 
     @property
     def t(self) -> str:

@@ -181,7 +181,8 @@ class AmxMatmulEmitter(EmitterCore):
                 kc = self.imin(str(kc_max), self.op(f"sub nsw i64 {mm.dk}, {pc}", "i"))
                 first = self.op(f"icmp eq i64 {kb}, 0", "c")
                 mm.last = self.op(f"icmp eq i64 {kb}, {nkb - 1}", "c") if nkb > 1 else "true"
-                with self.loop(njb, hint="jb") as jb:
+                jb0, jb1 = self.mm_panel_range(mm, njb)  # type: ignore[attr-defined]
+                with self.loop(jb1, start=jb0, hint="jb") as jb:
                     j0 = self.imul(jb, str(AMX_NR))
                     cols = self.imin(str(AMX_NR), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
                     if mm.tb:

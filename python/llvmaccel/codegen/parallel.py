@@ -9,23 +9,25 @@ entry ``@<name>``::
 
 The entry reads the thread count (``llvmaccel_parallel_threads``, set from
 Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
-:func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no
-loop nest reaches :data:`MIN_WORK` elements; else it stores its arguments in
-a struct and has the runtime (``llvmaccel_parallel_run``,
-bindings/Parallel.cpp: GNU OpenMP's threads where the process has loaded
-libgomp, else llvmaccel's pool; ``llvmaccel_parallel_run_pool`` for a kernel
-that calls the BLAS library, whose own threads would be a nested region in
-OpenMP's) run ``@<name>.task`` on that many threads. In the SPMD body each loop nest
-is a step (:meth:`EmitterCore.step`): a nest whose outermost loop's
-iterations are independent (elementwise maps, reductions over trailing axes
-with their kept dims outer, row groups: softmax, layer norm) is split into
-CHUNKS_PER_THREAD equal chunks of that loop per thread
-(:meth:`EmitterCore.par_range`); every other step (matmuls, gathers,
-convolutions, reductions over leading axes, index checks, scatters, ...) is
-one chunk. The threads claim chunks as they come (a thread the OS has not
-scheduled yet is not waited for) and wait for a step's chunks before the
-next step. Each element is computed by one chunk with the operations of the
-serial loop, so results are bit-identical for every thread count.
+:func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no loop
+nest reaches :data:`MIN_WORK` elements; else it stores its arguments in a
+struct and has the runtime (``llvmaccel_parallel_run``, bindings/Parallel.cpp:
+GNU OpenMP's threads where the process has loaded libgomp, else llvmaccel's
+pool; ``llvmaccel_parallel_run_pool`` for a kernel that calls the BLAS library,
+whose own threads would be a nested region in OpenMP's) run ``@<name>.task`` on
+that many threads. In the SPMD body each loop nest is a step
+(:meth:`EmitterCore.step`): a nest whose outermost loop's iterations are
+independent (elementwise maps, reductions over trailing axes with their kept
+dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
+equal chunks of that loop per thread (:meth:`EmitterCore.par_range`);
+llvmaccel's own matmuls split their batch indices or, for one product, their
+column panels (:meth:`MatmulEmitter.mm_panel_range`); every other step
+(gathers, convolutions through an im2col copy, reductions over leading axes,
+index checks, scatters, library calls, ...) is one chunk. The threads claim
+chunks as they come (a thread the OS has not scheduled yet is not waited for)
+and wait for a step's chunks before the next step. Each element is computed by
+one chunk with the operations of the serial loop, so results are bit-identical
+for every thread count.
 
 An index check or division by zero that fails on a thread ends that thread
 with its code; the others return it at their next barrier; the call raises
@@ -94,12 +96,14 @@ def candidate(graph: Graph) -> bool:
 def node_work(n: Node) -> object:
     """Elements of work of ``n``'s loop nest: its result's, for an
     embedding_bag the table elements it gathers (``len(indices) x dim``:
-    a batch of bags sums many rows into each of its few), for a matmul its
-    multiply-adds."""
+    a batch of bags sums many rows into each of its few), for a matmul or a
+    convolution its multiply-adds."""
     if n.op == "embedding_bag":
         return shape_numel((n.inputs[1].shape[0], n.inputs[0].shape[1]))
     if n.op == "matmul":  # multiply-adds
         return shape_numel(n.shape + (n.inputs[0].shape[-1],))
+    if n.op == "conv":  # multiply-adds: each output sums a window of every input channel
+        return shape_numel(n.shape + tuple(n.inputs[1].shape[1:]))
     return shape_numel(n.shape)
 
 
