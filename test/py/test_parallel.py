@@ -209,6 +209,45 @@ def test_batched_matmul_split_between_threads(monkeypatch):
     np.testing.assert_allclose(outs[1], xa.astype(np.float64) @ xb, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("blas_mode", ["off", "always"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_im2col_convolution_split_between_threads(monkeypatch, blas_mode, bias):
+    """A 3x3 convolution of one image and one group: its im2col copy is a
+    step of its own whose channels the threads split, then the product
+    (llvmaccel's kernel with its panels split, or one library call) and
+    the bias, each once the step before is done; bit-identical to one
+    thread and equal to PyTorch's."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", blas_mode)
+    rng = np.random.default_rng(5)
+    g = Graph()
+    x = g.input("x", (1, 24, 29, 31), DType.f32)
+    w = g.input("w", (40, 24, 3, 3), DType.f32)
+    b = g.input("b", (40,), DType.f32) if bias else None
+    g.set_outputs([g.conv(x, w, b, (1, 1), (1, 1), (1, 1))])
+    xs = [rng.standard_normal((1, 24, 29, 31)).astype(np.float32),
+          rng.standard_normal((40, 24, 3, 3)).astype(np.float32)]
+    if bias:
+        xs.append(rng.standard_normal(40).astype(np.float32))
+    kernel = generate(g)
+    spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
+    claims = [ln for ln in spmd.splitlines() if "= call i64 @llvmaccel_parallel_claim(" in ln]
+    assert len(claims) == (3 if bias else 2), claims
+    assert "i64 0, i64 %par.chunks)" in claims[0]  # the copy's channels
+    c = compile_graph(g)
+    outs = []
+    try:
+        for n in (1, 2):
+            blas.set_num_threads(n)
+            outs.append(c(*xs)[0])
+    finally:
+        blas.set_num_threads(None)
+    if blas_mode == "off":
+        np.testing.assert_array_equal(outs[0], outs[1])
+    t = [torch.from_numpy(v) for v in xs]
+    want = F.conv2d(t[0], t[1], t[2] if bias else None, padding=1).numpy()
+    np.testing.assert_allclose(outs[1], want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1"])
 def test_matmul_column_panels_split_between_threads(monkeypatch, case):
     """One product of llvmaccel's own kernel (no batch loop to split) has its

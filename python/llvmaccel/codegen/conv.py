@@ -120,7 +120,21 @@ class ConvEmitter(MatmulEmitter):
         # (A, the weights, is read along k: the AMX tiles may take bf16 GEMMs.)
         choice = self.mm_choose(node, og, positions, depth, False, dot2,
                                 amx_ok=_MATMUL_NR_VECTORS * vw == AMX_NR)
-        if col is None and bb is None and choice.kernel in ("own", "amx"):
+        own = choice.kernel in ("own", "amx")
+        if col is not None and node.shape[0] == 1 and groups == 1:
+            # One image, one group (inference): the im2col copy is a step of
+            # its own, its channels split between the threads, then the
+            # product (its column panels split too) and the bias.
+            self._im2col(node, x, bx, col, "0", "0", split=True)
+            self.step_break()
+            if own:
+                mm.work = dim_op("mul", dim_op("mul", og, positions), depth)
+            self.mm_run(mm, choice)
+            if bb is not None:
+                self.step_break()
+                self._add_bias(node, out, bb, dp)
+            return
+        if col is None and bb is None and own:
             # Reading the image in place, the column panels of each product
             # are independent (an im2col copy is one shared buffer, which
             # every chunk would rewrite, and the bias loop below adds to all
@@ -137,9 +151,13 @@ class ConvEmitter(MatmulEmitter):
             mm.oa = self.imul(g, str(og * depth))
             mm.oc = self.imul(self.iadd(self.imul(n, str(out_ch)), self.imul(g, str(og))), dp)
             self.mm_run(mm, choice)
-        if bb is None:
-            return
-        t = dt.llvm
+        if bb is not None:
+            self._add_bias(node, out, bb, dp)
+
+    def _add_bias(self, node: Node, out: Buffer, bb: Buffer, dp: str) -> None:
+        """``out[n, oc, :] += bias[oc]``."""
+        t = node.dtype.llvm
+        out_ch = node.shape[1]
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(out_ch), hint="oc") as oc:
             bv = self.load(bb, oc)
@@ -149,11 +167,18 @@ class ConvEmitter(MatmulEmitter):
                 self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {bv}"))
 
     def _im2col(self, node: Node, x: Node, bx: Buffer, col: Buffer, n: str,
-                first: str) -> None:
+                first: str, split: bool = False) -> None:
         """``col[c * KV + k, p] = x[n, first + c, window of p under tap k]``
         (0 in the padding) for the ``C/G`` channels of one group (``x``: the
-        input node, or the bf16 value it is the cast of)."""
-        with self.loop(str(node.inputs[1].shape[1]), hint="ic") as c:
+        input node, or the bf16 value it is the cast of). ``split``: the
+        channels are the outermost loop of a step, which a parallel kernel
+        may chunk (each channel writes its own rows of ``col``)."""
+        channels = node.inputs[1].shape[1]
+        begin, end = "0", str(channels)
+        if split:
+            work = dim_op("mul", col.shape[0], col.shape[1])
+            begin, end = self.par_range(str(channels), work)
+        with self.loop(end, start=begin, hint="ic") as c:
             self._im2col_dim(node, x, bx, col, [n, self.iadd(first, c)], c, 0, [], [], [],
                              False)
 

@@ -86,6 +86,8 @@ class EmitterCore:
         self.par_steps = 0  # steps emitted so far
         self.par_prev_chunks = "1"  # chunks of the step before
         self.par_chunk = ""  # the chunk the current step's thread runs
+        # The open step: its claim block, next block, claim line, saved memo.
+        self.par_open: tuple[str, str, int, dict] = ("", "", 0, {})
         self.par_cap = 1  # the most threads the kernel runs with
 
     # -- low-level --------------------------------------------------------
@@ -258,10 +260,27 @@ class EmitterCore:
         are claimed one at a time by whichever thread comes first
         (``llvmaccel_parallel_claim``), and every thread waits for the
         previous step's chunks before it claims (a thread that sees an
-        error there returns it)."""
+        error there returns it). The body may end its step and go on in a
+        new one (:meth:`step_break`)."""
         if not self.spmd:
             body()
             return
+        self._step_open()
+        body()
+        self._step_close()
+
+    def step_break(self) -> None:
+        """Inside a step's body, at its top level (no loop open): ends the
+        step and starts the next, so that what follows runs once every chunk
+        of what precedes is done (an ``im2col`` copy split between the
+        threads, then the product that reads it). Values computed before
+        the break are not used after it (the memo is dropped); sizes are
+        computed in the entry block. A no-op outside the SPMD body."""
+        if self.spmd:
+            self._step_close()
+            self._step_open()
+
+    def _step_open(self) -> None:
         s = self.par_steps
         if s > 0:
             e, bad = self.fresh("par.err"), self.fresh("par.bad")
@@ -283,10 +302,13 @@ class EmitterCore:
                   "i64 <chunks>)")
         c = self.op(f"icmp sge i64 {chunk}, 0", "c")
         self.line(f"br i1 {c}, label %{run}, label %{nxt}")
-        saved = dict(self.memo)
+        self.par_open = (head, nxt, claim_at, dict(self.memo))
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
-        body()
+
+    def _step_close(self) -> None:
+        head, nxt, claim_at, saved = self.par_open
+        s = self.par_steps
         chunks = "1" if self.par_pending else "%par.chunks"
         self.par_pending = False
         done_at = len(self.body)
