@@ -154,8 +154,10 @@ OPINFO_OPS = ["add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "r
               "nn.functional.pad", "reshape", "squeeze", "unsqueeze", "clamp"]
 
 
-def _opinfos():
-    try:  # needs the expecttest package
+def opinfos(names: list[str]) -> list:
+    """PyTorch's OpInfo entries named ``names`` (their plain variant), in
+    that order; none without the expecttest package OpInfo needs."""
+    try:
         from torch.testing._internal.common_methods_invocations import op_db
     except ImportError:
         return []
@@ -163,13 +165,13 @@ def _opinfos():
     by_name = {}
     for op in op_db:
         key = op.name if not op.variant_test_name else None
-        if key in OPINFO_OPS and key not in by_name:
+        if key in names and key not in by_name:
             by_name[key] = op
-    return [by_name[n] for n in OPINFO_OPS if n in by_name]
+    return [by_name[n] for n in names if n in by_name]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("op", _opinfos(), ids=lambda op: op.name)
+@pytest.mark.parametrize("op", opinfos(OPINFO_OPS), ids=lambda op: op.name)
 def test_opinfo(op, dtype):
     if dtype not in op.supported_dtypes("cpu"):
         pytest.skip("dtype not supported by the op")

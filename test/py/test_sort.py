@@ -60,6 +60,7 @@ def test_graph_sort_two_keys_and_a_passenger():
 # -- PyTorch ----------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
+from test_frontend_torch import opinfos  # noqa: E402
 
 
 def _compiled(fn):
@@ -136,17 +137,9 @@ def test_torch_sort_compiles_without_fallback():
     assert {"sort", "topk"} <= set(report.compiled)
 
 
-def _opinfos():
-    try:  # needs the expecttest package
-        from torch.testing._internal.common_methods_invocations import op_db
-    except ImportError:
-        return []
-    names = ("sort", "argsort", "topk", "msort")
-    return [op for op in op_db if op.name in names and not op.variant_test_name]
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
-@pytest.mark.parametrize("op", _opinfos(), ids=lambda op: op.name)
+@pytest.mark.parametrize("op", opinfos(["sort", "argsort", "topk", "msort"]),
+                         ids=lambda op: op.name)
 def test_opinfo_samples(op, dtype):
     """PyTorch's own sample inputs: values exactly as eager; indices exactly
     where the input has no ties (with ties, any order of equal values is

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn as nn  # noqa: E402
-from test_frontend_torch import DLRM, MLP, Block  # noqa: E402
+from test_frontend_torch import DLRM, MLP, Block, opinfos  # noqa: E402
 
 GRAD_OPS = [
     # elementwise, reductions, normalizations, matmuls, views, gathers
@@ -36,18 +36,6 @@ def _cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("LLVMACCEL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
-def _opinfos():
-    try:  # needs the expecttest package
-        from torch.testing._internal.common_methods_invocations import op_db
-    except ImportError:
-        return []
-    by_name = {}
-    for op in op_db:
-        if op.name in GRAD_OPS and not op.variant_test_name and op.name not in by_name:
-            by_name[op.name] = op
-    return [by_name[n] for n in GRAD_OPS if n in by_name]
-
-
 def _leaves(x):
     if isinstance(x, torch.Tensor):
         return [x]
@@ -56,7 +44,7 @@ def _leaves(x):
     return []
 
 
-@pytest.mark.parametrize("op", _opinfos(), ids=lambda op: op.name)
+@pytest.mark.parametrize("op", opinfos(GRAD_OPS), ids=lambda op: op.name)
 def test_opinfo_gradients(op):
     """Every differentiable output's gradient, for each input that requires
     one, equals eager's (float64, a fixed random cotangent per output)."""
