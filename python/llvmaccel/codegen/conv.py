@@ -121,6 +121,7 @@ class ConvEmitter(MatmulEmitter):
         choice = self.mm_choose(node, og, positions, depth, False, dot2,
                                 amx_ok=_MATMUL_NR_VECTORS * vw == AMX_NR)
         own = choice.kernel in ("own", "amx")
+        macs = dim_op("mul", dim_op("mul", og, positions), depth)
         if col is not None and node.shape[0] == 1 and groups == 1:
             # One image, one group (inference): the im2col copy is a step of
             # its own, its channels split between the threads, then the
@@ -128,7 +129,7 @@ class ConvEmitter(MatmulEmitter):
             self._im2col(node, x, bx, col, "0", "0", split=True)
             self.step_break()
             if own:
-                mm.work = dim_op("mul", dim_op("mul", og, positions), depth)
+                mm.work = macs
             self.mm_run(mm, choice)
             if bb is not None:
                 self.step_break()
@@ -139,7 +140,7 @@ class ConvEmitter(MatmulEmitter):
             # are independent (an im2col copy is one shared buffer, which
             # every chunk would rewrite, and the bias loop below adds to all
             # of C: those convolutions stay whole).
-            mm.work = dim_op("mul", dim_op("mul", og, positions), depth)
+            mm.work = macs
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(groups), hint="g") as g:

@@ -94,14 +94,15 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         # writes its own C, panels and tiles are per-thread stack arrays): a
         # parallel kernel splits them between its threads. Library calls stay
         # on one thread (the library has threads of its own).
-        work = dim_op("mul", shape_numel(batch), dim_op("mul", dim_op("mul", m, n), k)) \
-            if batch and choice.kernel in ("own", "amx") else None
-        if choice.kernel in ("own", "amx"):
+        own = choice.kernel in ("own", "amx")
+        macs = dim_op("mul", dim_op("mul", m, n), k)
+        work = dim_op("mul", shape_numel(batch), macs) if batch and own else None
+        if own:
             # The column panels of one product are independent too: where
             # no batch loop is split, the kernel splits them (panels and
             # tiles are per-thread stack arrays; each panel writes its own
             # columns of C).
-            mm.work = dim_op("mul", dim_op("mul", m, n), k)
+            mm.work = macs
         with self.nest(batch, work=work) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
                                           a_batch), self.dim(dim_op("mul", m, k)))

@@ -42,7 +42,7 @@ import ctypes
 import functools
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..target import TargetInfo
@@ -208,9 +208,15 @@ class AmxMatmulEmitter(EmitterCore):
         accs = [self.alloca("<256 x i32>") for _ in range(4)]
         cbase = self.ptr(mm.out.param, mm.t, mm.oc)  # type: ignore[attr-defined]
 
-        def acc_off(row: str, col: str, stride: str, r: int, q: int) -> str:
-            return self.iadd(self.imul(self.iadd(row, str(r * TILE_ROWS)), stride),
-                             self.iadd(col, str(q * TILE_ROWS)))
+        def quarters(base: str, row: str, col: str, stride: str) -> Iterator[tuple[str, str]]:
+            """Each accumulator and its 16 x 16 quarter of the block at
+            ``(row, col)`` of the f32 matrix at ``base`` (rows ``stride``
+            apart)."""
+            for r in range(2):
+                for q in range(2):
+                    off = self.iadd(self.imul(self.iadd(row, str(r * TILE_ROWS)), stride),
+                                    self.iadd(col, str(q * TILE_ROWS)))
+                    yield accs[2 * r + q], self.ptr(base, "float", off)
 
         def zero() -> None:
             for acc in accs:
@@ -219,11 +225,9 @@ class AmxMatmulEmitter(EmitterCore):
                 self.line(f"store <256 x i32> {self.amx_tile(z)}, ptr {acc}")
 
         def load(base: str, row: str, col: str, stride: str) -> None:
-            for r in range(2):
-                for q in range(2):
-                    p = self.ptr(base, "float", acc_off(row, col, stride, r, q))
-                    self.line(f"store <256 x i32> {self.amx_load(p, self.imul(stride, '4'))}, "
-                              f"ptr {accs[2 * r + q]}")
+            for acc, p in quarters(base, row, col, stride):
+                self.line(f"store <256 x i32> {self.amx_load(p, self.imul(stride, '4'))}, "
+                          f"ptr {acc}")
 
         def load_edge() -> None:  # C's valid columns through the stack tile
             self.mm_tile_fill(mm, ctile, self.mm_crows(mm, i0, AMX_MR),  # type: ignore[attr-defined]
@@ -257,13 +261,11 @@ class AmxMatmulEmitter(EmitterCore):
                     self.line(f"store <256 x i32> {self.amx_tile(d)}, ptr {acc}")
 
         def store(base: str, row: str, col: str, stride: str) -> None:
-            for r in range(2):
-                for q in range(2):
-                    p = self.ptr(base, "float", acc_off(row, col, stride, r, q))
-                    t = self.amx_value(self.op(f"load <256 x i32>, ptr {accs[2 * r + q]}", "a"))
-                    self.line(f"call void @llvm.x86.tilestored64.internal(i16 {TILE_ROWS}, "
-                              f"i16 {TILE_BYTES}, ptr {p}, i64 {self.imul(stride, '4')}, "
-                              f"x86_amx {t})")
+            for acc, p in quarters(base, row, col, stride):
+                t = self.amx_value(self.op(f"load <256 x i32>, ptr {acc}", "a"))
+                self.line(f"call void @llvm.x86.tilestored64.internal(i16 {TILE_ROWS}, "
+                          f"i16 {TILE_BYTES}, ptr {p}, i64 {self.imul(stride, '4')}, "
+                          f"x86_amx {t})")
 
         def through_tile(final: bool) -> None:
             store(ctile, "0", "0", str(AMX_NR))

@@ -22,10 +22,10 @@ dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
 equal chunks of that loop per thread (:meth:`EmitterCore.par_range`);
 llvmaccel's own matmuls split their batch indices or, for one product, their
 column panels (:meth:`MatmulEmitter.mm_panel_range`); every other step
-(gathers, convolutions through an im2col copy of several images or groups (of
-one image and one group: the copy split by channel, then the product, each a
-step), reductions over leading axes, index checks, scatters, library calls,
-...) is one chunk. The threads claim chunks as they come (a thread the OS has
+(gathers, convolutions through an im2col copy of several images or groups,
+reductions over leading axes, index checks, scatters, library calls, ...) is
+one chunk; a convolution of one image and one group is the copy split by
+channel, then the product, each a step. The threads claim chunks as they come (a thread the OS has
 not scheduled yet is not waited for) and wait for a step's chunks before the
 next step. Each element is computed by one chunk with the operations of the
 serial loop, so results are bit-identical for every thread count.

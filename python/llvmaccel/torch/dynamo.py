@@ -10,6 +10,7 @@ and run eagerly; every supported partition is lowered
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from collections.abc import Callable
@@ -248,20 +249,13 @@ class _SaveOnceTrained:
             # are dynamic: the switch is made when one runs.
             return _on_first_call(bw_compiler, fx, inputs, self._set_trained)
 
-        def training_forward(fx: torch.fx.GraphModule, inputs: list[Any]
-                             ) -> Callable[..., Any]:
-            return _on_first_call(fw_compiler, fx, inputs)
-
-        def training_backward(fx: torch.fx.GraphModule, inputs: list[Any]
-                              ) -> Callable[..., Any]:
-            return _on_first_call(bw_compiler, fx, inputs)
-
         decompositions = _decompositions()
         self._inference = aot_module_simplified(
             gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=first_backward,
             decompositions=decompositions, partition_fn=_save_inputs_partition)
         self._training = aot_module_simplified(
-            gm, example_inputs, fw_compiler=training_forward, bw_compiler=training_backward,
+            gm, example_inputs, fw_compiler=functools.partial(_on_first_call, fw_compiler),
+            bw_compiler=functools.partial(_on_first_call, bw_compiler),
             decompositions=decompositions, partition_fn=min_cut_rematerialization_partition)
 
     def _set_trained(self) -> None:
