@@ -46,15 +46,25 @@ inline void cpuRelax() {
 }
 
 struct Step {
-  std::atomic<int64_t> Claimed{0};
+  std::atomic<int64_t> Claimed{0}; // a step of one chunk
   std::atomic<int64_t> Done{0};
+};
+
+/// A thread's share of a parallel step's chunks (its lane), on a cache line
+/// of its own.
+struct alignas(64) Lane {
+  std::atomic<int64_t> Claimed{0};
 };
 
 /// The state of one run.
 struct Team {
-  explicit Team(int64_t Steps) : Steps(new Step[Steps > 0 ? Steps : 1]) {}
+  Team(int64_t Steps, int64_t Threads)
+      : NSteps(Steps > 0 ? Steps : 1), NLanes(Threads > 0 ? Threads : 1),
+        Steps(new Step[NSteps]), Lanes(new Lane[NSteps * NLanes]) {}
 
+  int64_t NSteps, NLanes;
   std::unique_ptr<Step[]> Steps;
+  std::unique_ptr<Lane[]> Lanes;
   std::atomic<int32_t> Error{0};
   std::mutex M;
   std::condition_variable CV;
@@ -70,32 +80,62 @@ struct Team {
     CV.notify_all();
   }
 
-  int64_t claim(int64_t S, int64_t N) {
-    if (Error.load(std::memory_order_relaxed) != 0)
-      return -1;
-    int64_t C = Steps[S].Claimed.fetch_add(1, std::memory_order_relaxed);
-    return C < N ? C : -1;
+  /// Takes the next of the chunk numbers [R * Size, (R + 1) * Size) that
+  /// counter `C` hands out in round R, or returns -1. Counters grow over
+  /// the rounds of a loop; a thread claims in round R only while the
+  /// counter is below the round's end (compare-exchange, never past it), so
+  /// a late thread still in an earlier round finds it exhausted and takes
+  /// nothing from the next.
+  static int64_t take(std::atomic<int64_t> &C, int64_t R, int64_t Size) {
+    int64_t End = (R + 1) * Size;
+    int64_t Have = C.load(std::memory_order_relaxed);
+    while (Have < End)
+      if (C.compare_exchange_weak(Have, Have + 1, std::memory_order_relaxed))
+        return Have - R * Size;
+    return -1;
   }
 
-  void done(int64_t S, int64_t N) {
+  /// A chunk of round R of step S (of N): a step of several chunks has one
+  /// lane per thread, N / lanes chunks each, and thread `Tid` runs its own
+  /// lane's chunks before it helps with the others'. So in a loop the same
+  /// thread runs the same chunk in every round, as long as none is late,
+  /// and finds its part of the data in its own caches (the columns of a
+  /// decode step's weight matrix, half of it in each core's L2).
+  int64_t claim(int64_t S, int64_t R, int64_t N, int64_t Tid) {
+    if (Error.load(std::memory_order_relaxed) != 0)
+      return -1;
+    if (N == 1 || N % NLanes != 0)
+      return take(Steps[S].Claimed, R, N);
+    int64_t Size = N / NLanes;
+    for (int64_t K = 0; K < NLanes; ++K) {
+      int64_t L = (Tid + K) % NLanes;
+      int64_t C = take(Lanes[S * NLanes + L].Claimed, R, Size);
+      if (C >= 0)
+        return L * Size + C;
+    }
+    return -1;
+  }
+
+  void done(int64_t S, int64_t R, int64_t N) {
     // Release: the chunk's stores are seen by whoever sees the count.
-    if (Steps[S].Done.fetch_add(1, std::memory_order_acq_rel) + 1 == N) {
+    if (Steps[S].Done.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+        (R + 1) * N) {
       std::lock_guard<std::mutex> L(M);
       CV.notify_all();
     }
   }
 
-  bool finished(int64_t S, int64_t N) const {
-    return Steps[S].Done.load(std::memory_order_acquire) >= N ||
+  bool finished(int64_t S, int64_t R, int64_t N) const {
+    return Steps[S].Done.load(std::memory_order_acquire) >= (R + 1) * N ||
            Error.load(std::memory_order_acquire) != 0;
   }
 
-  int32_t wait(int64_t S, int64_t N) {
-    for (int I = 0; I < SpinRounds && !finished(S, N); ++I)
+  int32_t wait(int64_t S, int64_t R, int64_t N) {
+    for (int I = 0; I < SpinRounds && !finished(S, R, N); ++I)
       cpuRelax();
-    if (!finished(S, N)) {
+    if (!finished(S, R, N)) {
       std::unique_lock<std::mutex> L(M);
-      CV.wait(L, [&] { return finished(S, N); });
+      CV.wait(L, [&] { return finished(S, R, N); });
     }
     return Error.load(std::memory_order_acquire);
   }
@@ -151,7 +191,7 @@ struct Pool {
   }
 
   int32_t run(llvmaccel_task_fn F, void *C, int64_t Threads, int64_t Steps) {
-    Team Tm(Steps);
+    Team Tm(Steps, Threads);
     std::unique_lock<std::mutex> Own(Busy, std::try_to_lock);
     if (Own.owns_lock()) {
       std::lock_guard<std::mutex> L(M);
@@ -243,7 +283,7 @@ void openMPBody(void *P) {
 /// claims every chunk).
 int32_t runOpenMP(const OpenMP &O, llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                   int64_t Steps) {
-  Team Tm(Steps);
+  Team Tm(Steps, N);
   OpenMPRun R{Fn, Ctx, N, &Tm, &O};
   O.Parallel(openMPBody, &R, static_cast<unsigned>(N), 0);
   return Tm.Error.load(std::memory_order_acquire);
@@ -309,16 +349,19 @@ const char *llvmaccel_parallel_runtime(void) {
   return openMPForRuns() ? "openmp" : "pool";
 }
 
-int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t NChunks) {
-  return static_cast<Team *>(T)->claim(Step, NChunks);
+int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t Round,
+                                 int64_t NChunks, int64_t Tid) {
+  return static_cast<Team *>(T)->claim(Step, Round, NChunks, Tid);
 }
 
-void llvmaccel_parallel_done(void *T, int64_t Step, int64_t NChunks) {
-  static_cast<Team *>(T)->done(Step, NChunks);
+void llvmaccel_parallel_done(void *T, int64_t Step, int64_t Round,
+                             int64_t NChunks) {
+  static_cast<Team *>(T)->done(Step, Round, NChunks);
 }
 
-int32_t llvmaccel_parallel_wait(void *T, int64_t Step, int64_t NChunks) {
-  return static_cast<Team *>(T)->wait(Step, NChunks);
+int32_t llvmaccel_parallel_wait(void *T, int64_t Step, int64_t Round,
+                                int64_t NChunks) {
+  return static_cast<Team *>(T)->wait(Step, Round, NChunks);
 }
 
 int64_t llvmaccel_parallel_workers(void) {

@@ -14,8 +14,11 @@
 /// and returns 0 or the code of a check that failed. Its loop nests are
 /// steps 0, 1, ...; step S has `NChunks` chunks (N for a parallel loop nest,
 /// 1 for a serial one), which the threads claim one by one
-/// (llvmaccel_parallel_claim) and mark done; before step S + 1 every thread
-/// waits until step S's chunks are all done (llvmaccel_parallel_wait). A
+/// (llvmaccel_parallel_claim) and mark done; before the step that follows S
+/// every thread waits until step S's chunks are all done
+/// (llvmaccel_parallel_wait). Steps in the body of a loop (a scan's) run
+/// once per iteration, in rounds: every thread runs the loop and counts
+/// the rounds of each step itself, and chunk numbers never repeat. A
 /// thread that is late (descheduled on a loaded machine) finds the chunks
 /// taken and the steps finished: nobody waits for it, and a worker that has
 /// not joined the run when the caller is done never does. Tid (0 for the
@@ -48,14 +51,23 @@ int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
 /// OpenMP region would run on one thread.
 int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                                     int64_t Steps);
-/// The next unclaimed chunk of step `Step` (of `NChunks`), or -1 when none
-/// is left or a thread has failed.
-int64_t llvmaccel_parallel_claim(void *Team, int64_t Step, int64_t NChunks);
-/// Marks one claimed chunk of `Step` (of `NChunks`) done.
-void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t NChunks);
-/// Waits until the `NChunks` chunks of `Step` are done or a thread has
-/// failed; returns the team's error code (0: none).
-int32_t llvmaccel_parallel_wait(void *Team, int64_t Step, int64_t NChunks);
+/// The next unclaimed chunk (0 to NChunks - 1) of round `Round` of step
+/// `Step` for thread `Tid`, or -1 when none is left or a thread has failed.
+/// A step outside every loop has one round, 0; a step in the body of a
+/// loop runs once per iteration, round 0, 1, ... (each thread counts its
+/// own). Of a step of several chunks, each thread is given its own share
+/// (NChunks / threads consecutive chunks) first, then helps with the
+/// others'.
+int64_t llvmaccel_parallel_claim(void *Team, int64_t Step, int64_t Round,
+                                 int64_t NChunks, int64_t Tid);
+/// Marks one claimed chunk of round `Round` of `Step` (of `NChunks`) done.
+void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t Round,
+                             int64_t NChunks);
+/// Waits until the `NChunks` chunks of round `Round` of `Step` are done
+/// (and every earlier round's) or a thread has failed; returns the team's
+/// error code (0: none).
+int32_t llvmaccel_parallel_wait(void *Team, int64_t Step, int64_t Round,
+                                int64_t NChunks);
 /// Worker threads the pool has started so far (tests: they are reused).
 int64_t llvmaccel_parallel_workers(void);
 /// Which threads runs use: 0 (the default) GNU OpenMP's when the process

@@ -147,12 +147,12 @@ def test_spmd_steps_are_the_unit_of_lifetime():
         return f"""
   br label %claim{s}
 claim{s}:
-  %k{s} = call i64 @llvmaccel_parallel_claim(ptr %par.team, i64 {s}, i64 1)
+  %k{s} = call i64 @llvmaccel_parallel_claim(ptr %par.team, i64 {s}, i64 0, i64 1, i64 %par.tid)
   %c{s} = icmp sge i64 %k{s}, 0
   br i1 %c{s}, label %run{s}, label %next{s}
 run{s}:
 {body}
-  call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 1)
+  call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 0, i64 1)
   br label %claim{s}
 next{s}:"""
     ir = (step(0, "  store float 1.0, ptr %tmp0")

@@ -129,8 +129,9 @@ def test_embedding_bag_bags_split_between_threads():
     ir = generate(_bag_graph(False, "sum")).ir
     spmd = ir[ir.index("@llvmaccel_main.spmd("):]
     # The prologue step (one chunk), then the bags (one per claimed chunk).
-    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 1)" in spmd
-    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 1, i64 %par.chunks)" in spmd
+    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 0, i64 1, i64 %par.tid)" in spmd
+    assert ("@llvmaccel_parallel_claim(ptr %par.team, i64 1, i64 0, i64 %par.chunks, "
+            "i64 %par.tid)") in spmd
     table = torch.randn(50000, 64)
     idx = torch.randint(0, 50000, (8192,))
     idx[::7] = 3
@@ -196,7 +197,8 @@ def test_batched_matmul_split_between_threads(monkeypatch):
     g.set_outputs([g.matmul(a, b)])
     kernel = generate(g)
     spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
-    assert "@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 %par.chunks)" in spmd
+    assert ("@llvmaccel_parallel_claim(ptr %par.team, i64 0, i64 0, i64 %par.chunks, "
+            "i64 %par.tid)") in spmd
     c = compile_graph(g)
     rng = np.random.default_rng(3)
     xa = rng.standard_normal((67, 29, 48)).astype(np.float32)
@@ -232,7 +234,7 @@ def test_im2col_convolution_split_between_threads(monkeypatch, blas_mode, bias):
     spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
     claims = [ln for ln in spmd.splitlines() if "= call i64 @llvmaccel_parallel_claim(" in ln]
     assert len(claims) == (3 if bias else 2), claims
-    assert "i64 0, i64 %par.chunks)" in claims[0]  # the copy's channels
+    assert "i64 0, i64 0, i64 %par.chunks, i64 %par.tid)" in claims[0]  # the copy's channels
     c = compile_graph(g)
     outs = []
     try:
@@ -259,11 +261,11 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
     rng = np.random.default_rng(4)
     g = Graph()
     if case == "conv1x1":
-        x = g.input("x", (2, 40, 17, 19), DType.f32)
-        w = g.input("w", (72, 40, 1, 1), DType.f32)
+        x = g.input("x", (2, 80, 17, 19), DType.f32)
+        w = g.input("w", (72, 80, 1, 1), DType.f32)
         g.set_outputs([g.conv(x, w, None, (1, 1), (0, 0), (1, 1))])
-        xs = [rng.standard_normal((2, 40, 17, 19)).astype(np.float32),
-              rng.standard_normal((72, 40, 1, 1)).astype(np.float32)]
+        xs = [rng.standard_normal((2, 80, 17, 19)).astype(np.float32),
+              rng.standard_normal((72, 80, 1, 1)).astype(np.float32)]
         want = np.einsum("nchw,oc->nohw", xs[0].astype(np.float64), xs[1][:, :, 0, 0])
     else:
         dt = DType.bf16 if case == "bf16" else DType.f32
@@ -285,7 +287,7 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
             want = np.maximum(want, 0)
     kernel = generate(g)
     spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
-    assert "i64 %par.chunks)" in spmd and "@llvmaccel_parallel_claim" in spmd
+    assert "i64 %par.chunks, i64 %par.tid)" in spmd and "@llvmaccel_parallel_claim" in spmd
     c = compile_graph(g)
     outs = []
     try:
@@ -501,3 +503,81 @@ def test_runtime_under_thread_sanitizer(tmp_path):
                          env={"TSAN_OPTIONS": "halt_on_error=1"})
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     assert run.stdout.startswith("ok")
+
+
+def _decode_graph(steps: int, hidden: int, vocab: int, check: bool) -> Graph:
+    """A decode-style scan: ``logits = h @ W`` (B read in place, its columns
+    chunked between the threads), the argmax token, ``h = tanh(h + E[tok])``
+    and the tokens as ``ys``; with ``check``, the token indexes a table of
+    ``vocab - 1`` rows in "check" mode, so the last token fails the call."""
+    g = Graph()
+    h0 = g.input("h0", (1, hidden), DType.f32)
+    emb = g.input("emb", (vocab - 1 if check else vocab, hidden), DType.f32)
+    w = g.input("w", (hidden, vocab), DType.f32)
+    body = Graph()
+    be, bw = body.input("emb", emb.shape, DType.f32), body.input("w", w.shape, DType.f32)
+    h = body.input("h", (1, hidden), DType.f32)
+    logits = body.matmul(h, bw)
+    tok = body.reduce("argmax", logits, (1,), False)
+    row = body.take(be, tok, 0)  # "check" mode
+    body.set_outputs([body.unary("tanh", body.binary("add", h, row)), tok])
+    g.set_outputs(g.scan(body, [emb, w], [h0], [], steps))
+    return g
+
+
+def test_scan_body_steps_split_between_threads():
+    """A scan's loop runs on every thread of the SPMD body and the loop nests
+    of its body are steps in rounds (one per iteration): the decode step's
+    vector-matrix product has its columns chunked, the carry copy is a step
+    of its own; the results are the serial kernel's bits, and a large
+    enough body makes the kernel parallel at all."""
+    steps, hidden, vocab = 9, 256, 1024  # B of 2**18 elements: past MIN_WORK
+    g = _decode_graph(steps, hidden, vocab, check=False)
+    spmd = generate(g).ir
+    spmd = spmd[spmd.index("@llvmaccel_main.spmd("):]
+    # The steps of the body claim their chunks round by round.
+    rounds = [ln for ln in spmd.splitlines()
+              if "@llvmaccel_parallel_claim(" in ln and "%par.round" in ln]
+    assert any("i64 %par.chunks, i64 %par.tid)" in ln for ln in rounds), rounds
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((1, hidden)).astype(np.float32),
+          rng.standard_normal((vocab, hidden)).astype(np.float32),
+          (rng.standard_normal((hidden, vocab)) * 0.1).astype(np.float32)]
+    fn = compile_graph(g)
+    assert fn.kernel.parallel
+    outs = []
+    for n in (1, 2, 2, 2):
+        blas.set_num_threads(n)
+        outs.append(fn(*xs))
+    h, toks = xs[0].astype(np.float64), []
+    for _ in range(steps):  # the reference, in float64
+        tok = int(np.argmax(h @ xs[2]))
+        h = np.tanh(h + xs[1][tok])
+        toks.append(tok)
+    np.testing.assert_allclose(outs[0][0], h, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(outs[0][1].ravel(), toks)
+    for out in outs[1:]:
+        for a, b in zip(out, outs[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_scan_body_error_in_a_round_raises():
+    """An index check that fails in a later iteration of a parallel scan
+    body ends the call with the serial kernel's error, at every thread
+    count, and the kernel runs correctly afterwards."""
+    steps, hidden, vocab = 6, 256, 1024
+    g = _decode_graph(steps, hidden, vocab, check=True)
+    fn = compile_graph(g)
+    assert fn.kernel.parallel
+    w = np.zeros((hidden, vocab), np.float32)
+    emb = np.zeros((vocab - 1, hidden), np.float32)
+    ok = [np.zeros((1, hidden), np.float32), emb, w]  # argmax 0 every step
+    bad_w, bad_emb = w.copy(), emb.copy()
+    bad_w[:, vocab - 1] = 1.0  # h > 0 picks the last column, past the table
+    bad_emb[0] = 0.5  # the first step (token 0) makes h > 0: the second fails
+    bad = [np.zeros((1, hidden), np.float32), bad_emb, bad_w]
+    for n in (1, 2):
+        blas.set_num_threads(n)
+        with pytest.raises(KernelIndexError):
+            fn(*bad)
+        np.testing.assert_array_equal(fn(*ok)[1].ravel(), np.zeros(steps))

@@ -10,7 +10,8 @@
 /// the task itself in C++ so that ThreadSanitizer sees its memory accesses
 /// (generated code is not instrumented): a parallel step writing disjoint
 /// chunks, a serial step reading all of them, a step reading the serial
-/// one's result, an error in a chunk, and several callers at once. Built and
+/// one's result, an error in a chunk, several callers at once, and the
+/// same two steps in the body of a loop (rounds). Built and
 /// run by test/py/test_parallel.py with -fsanitize=thread; exits non-zero
 /// on a wrong result (TSan on a race).
 ///
@@ -33,38 +34,37 @@ struct Ctx {
 };
 
 int32_t waitStep(void *Team, int64_t Step, int64_t Chunks) {
-  return llvmaccel_parallel_wait(Team, Step, Chunks);
+  return llvmaccel_parallel_wait(Team, Step, 0, Chunks);
 }
 
 int32_t task(void *P, int64_t Tid, int64_t Nth, void *Team) {
-  (void)Tid;
   auto *C = static_cast<Ctx *>(P);
   int64_t Chunks = 4 * Nth;
-  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, Chunks)) >= 0;) {
+  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, 0, Chunks, Tid)) >= 0;) {
     int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
     for (int64_t I = Lo; I < Hi; ++I) {
       if (I == C->FailAt)
         return 7;
       (*C->X)[I] = I * 3 + 1;
     }
-    llvmaccel_parallel_done(Team, 0, Chunks);
+    llvmaccel_parallel_done(Team, 0, 0, Chunks);
   }
   if (int32_t E = waitStep(Team, 0, Chunks))
     return E;
-  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 1, 1)) >= 0;) {
+  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 1, 0, 1, Tid)) >= 0;) {
     int64_t S = 0;
     for (int64_t I = 0; I < C->N; ++I)
       S += (*C->X)[I];
     C->Sum = S;
-    llvmaccel_parallel_done(Team, 1, 1);
+    llvmaccel_parallel_done(Team, 1, 0, 1);
   }
   if (int32_t E = waitStep(Team, 1, 1))
     return E;
-  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 2, Chunks)) >= 0;) {
+  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 2, 0, Chunks, Tid)) >= 0;) {
     int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
     for (int64_t I = Lo; I < Hi; ++I)
       (*C->Y)[I] = (*C->X)[I] + C->Sum;
-    llvmaccel_parallel_done(Team, 2, Chunks);
+    llvmaccel_parallel_done(Team, 2, 0, Chunks);
   }
   return 0;
 }
@@ -86,6 +86,56 @@ bool runOnce(int64_t N, int64_t Threads, int64_t FailAt) {
   return true;
 }
 
+/// A loop of `Rounds` iterations whose body is two steps: X = 2 X + R in
+/// chunks, then Hist[R] = sum(X) on one thread. Every thread runs the loop;
+/// before an iteration's first step it waits for the last step of the
+/// iteration before.
+struct LoopCtx {
+  int64_t N, Rounds;
+  std::vector<int64_t> *X, *Hist;
+};
+
+int32_t loopTask(void *P, int64_t Tid, int64_t Nth, void *Team) {
+  auto *C = static_cast<LoopCtx *>(P);
+  int64_t Chunks = 4 * Nth;
+  for (int64_t R = 0; R < C->Rounds; ++R) {
+    if (R > 0)
+      if (int32_t E = llvmaccel_parallel_wait(Team, 1, R - 1, 1))
+        return E;
+    for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, R, Chunks, Tid)) >= 0;) {
+      int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
+      for (int64_t I = Lo; I < Hi; ++I)
+        (*C->X)[I] = 2 * (*C->X)[I] + R;
+      llvmaccel_parallel_done(Team, 0, R, Chunks);
+    }
+    if (int32_t E = llvmaccel_parallel_wait(Team, 0, R, Chunks))
+      return E;
+    for (int64_t K; (K = llvmaccel_parallel_claim(Team, 1, R, 1, Tid)) >= 0;) {
+      int64_t S = 0;
+      for (int64_t I = 0; I < C->N; ++I)
+        S += (*C->X)[I];
+      (*C->Hist)[R] = S;
+      llvmaccel_parallel_done(Team, 1, R, 1);
+    }
+  }
+  return 0;
+}
+
+bool runLoop(int64_t N, int64_t Rounds, int64_t Threads) {
+  std::vector<int64_t> X(N, 1), Hist(Rounds, -1), Want(N, 1);
+  LoopCtx C{N, Rounds, &X, &Hist};
+  if (llvmaccel_parallel_run(loopTask, &C, Threads, 2) != 0)
+    return false;
+  for (int64_t R = 0; R < Rounds; ++R) {
+    int64_t S = 0;
+    for (int64_t I = 0; I < N; ++I)
+      S += Want[I] = 2 * Want[I] + R;
+    if (Hist[R] != S)
+      return false;
+  }
+  return X == Want;
+}
+
 } // namespace
 
 int main() {
@@ -96,6 +146,10 @@ int main() {
         if (FailAt < N)
           for (int R = 0; R < 5; ++R)
             Ok &= runOnce(N, Threads, FailAt);
+  for (int64_t Threads : {1, 2, 3})
+    for (int64_t N : {1, 7, 1000})
+      for (int R = 0; R < 5; ++R)
+        Ok &= runLoop(N, 40, Threads);
   std::vector<std::thread> Callers;
   std::vector<char> CallerOk(4, 1);
   for (int K = 0; K < 4; ++K)

@@ -531,7 +531,10 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         if not isinstance(n, _Copy) and n.op == "embedding_bag":
             # Its checks and bounds first, so that its bags can be chunked.
             e.step(lambda n=n: e.emit_embedding_bag_prologue(n))
-        e.step(lambda n=n: _emit_step(e, n, group_of, producers))
+        if not isinstance(n, _Copy) and n.op == "scan" and e.spmd:
+            _emit_step(e, n, group_of)  # every thread runs the loop; its nests are steps
+        else:
+            e.step(lambda n=n: _emit_step(e, n, group_of, producers))
         after = checks.pop(n.id, [])
         if after:
             e.step(lambda after=after: [e.check_indices(*c) for c in after])

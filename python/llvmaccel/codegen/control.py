@@ -74,9 +74,17 @@ class ControlEmitter(EmitterCore):
         return buf
 
     def copy_buffer(self, dst: Buffer, src: Buffer) -> None:
-        """``dst[:] = src[:]`` (one flat loop; LLVM makes it a memcpy)."""
-        with self.loop(self.dim(shape_numel(dst.shape)), hint="c") as j:
+        """``dst[:] = src[:]`` (one flat loop; LLVM makes it a memcpy; in
+        the SPMD body, the first copy of a step may be chunked)."""
+        n = shape_numel(dst.shape)
+        begin, end = self.par_range(self.dim(n), n)
+        with self.loop(end, start=begin, hint="c") as j:
             self.store(dst, j, self.load(src, j))
+
+    def copy_buffers(self, pairs: list[tuple[Buffer, Buffer]]) -> None:
+        """``dst[:] = src[:]`` for every ``(dst, src)`` pair, as one step."""
+        if pairs:
+            self.step(lambda: [self.copy_buffer(d, s) for d, s in pairs])
 
     def at(self, buf: Buffer, t: str, shape: tuple) -> Buffer:
         """The slice ``buf[t]`` of shape ``shape`` (a view at an offset)."""
@@ -114,9 +122,7 @@ class ControlEmitter(EmitterCore):
                 for k, c in enumerate(carries)]
 
     def _update(self, carries: list[Buffer], nexts: list[Buffer]) -> None:
-        for c, n in zip(carries, nexts, strict=True):
-            if n is not c:
-                self.copy_buffer(c, n)
+        self.copy_buffers([(c, n) for c, n in zip(carries, nexts, strict=True) if n is not c])
 
     # -- loops and branches ------------------------------------------------
     def emit_scan(self, node: Node) -> None:
@@ -128,11 +134,13 @@ class ControlEmitter(EmitterCore):
             ops[nc + nk + nx:]
         res = self.results_of(node)
         carries, ys = res[:nk], res[nk:]
-        for c, i in zip(carries, init, strict=True):
-            self.copy_buffer(c, i)
+        self.copy_buffers(list(zip(carries, init, strict=True)))
         nexts = self._carried(body, nc, carries)
         n = self.dim(a["length"])
-        with self.loop(n, hint="t") as i:
+        # In the SPMD body every thread runs the loop (its counter is its
+        # own) and the body's loop nests are steps, run in rounds.
+        self.par_barrier()
+        with self.loop(n, hint="t") as i, self.par_loop():
             t = i
             if a["reverse"]:
                 t = self.op(f"sub nsw i64 {self.op(f'sub nsw i64 {n}, 1', 't')}, {i}", "t")
@@ -153,8 +161,7 @@ class ControlEmitter(EmitterCore):
         rest = ops[ncc + nbc + nk:]
         clift, blift = rest[:ncl], rest[ncl:]
         carries = self.results_of(node)
-        for c, i in zip(carries, init, strict=True):
-            self.copy_buffer(c, i)
+        self.copy_buffers(list(zip(carries, init, strict=True)))
         nexts = self._carried(body, nbc, carries)
         flag = self.scratch((), DType.bool)
         head, loop, done = self.label("while"), self.label("do"), self.label("wend")

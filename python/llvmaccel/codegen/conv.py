@@ -47,6 +47,7 @@ from .common import Buffer, CodegenError, _const, _fconst
 from .matmul import _MATMUL_NR_VECTORS, MatmulEmitter, _Matmul, _matmul_tiling
 from .matmul_amx import AMX_NR
 from .matmul_bf16 import bf16_dot, bf16_operand, bf16_panel_depth
+from .parallel import product_work
 
 # A convolution becomes im2col + GEMM when each output is a dot product of at
 # least GEMM_MIN_DEPTH terms (C/G times the kernel volume) and a group has at
@@ -121,7 +122,7 @@ class ConvEmitter(MatmulEmitter):
         choice = self.mm_choose(node, og, positions, depth, False, dot2,
                                 amx_ok=_MATMUL_NR_VECTORS * vw == AMX_NR)
         own = choice.kernel in ("own", "amx")
-        macs = dim_op("mul", dim_op("mul", og, positions), depth)
+        work = product_work(og, positions, depth)  # of one product
         if col is not None and node.shape[0] == 1 and groups == 1:
             # One image, one group (inference): the im2col copy is a step of
             # its own, its channels split between the threads, then the
@@ -129,7 +130,7 @@ class ConvEmitter(MatmulEmitter):
             self._im2col(node, x, bx, col, "0", "0", split=True)
             self.step_break()
             if own:
-                mm.work = macs
+                mm.work = work
             self.mm_run(mm, choice)
             if bb is not None:
                 self.step_break()
@@ -140,7 +141,7 @@ class ConvEmitter(MatmulEmitter):
             # are independent (an im2col copy is one shared buffer, which
             # every chunk would rewrite, and the bias loop below adds to all
             # of C: those convolutions stay whole).
-            mm.work = macs
+            mm.work = work
         image = self.dim(dim_op("mul", x.shape[1], shape_numel(x.shape[2:])))
         with self.loop(self.dim(node.shape[0]), hint="n") as n, \
                 self.loop(str(groups), hint="g") as g:

@@ -84,10 +84,14 @@ class EmitterCore:
         self.par_pending = False  # the current step may still take a chunk
         self.par_work: list[object] = []  # work (elements) of the chunked loops
         self.par_steps = 0  # steps emitted so far
-        self.par_prev_chunks = "1"  # chunks of the step before
+        # The step the next one waits for: (index, round, chunks), or None
+        # when every thread has waited for what precedes (par_barrier).
+        self.par_prev: tuple[int, str, str] | None = None
         self.par_chunk = ""  # the chunk the current step's thread runs
-        # The open step: its claim block, next block, claim line, saved memo.
-        self.par_open: tuple[str, str, int, dict] = ("", "", 0, {})
+        # The open step: its claim block, next block, claim line, saved memo,
+        # round and the round counter's slot (or "").
+        self.par_open: tuple[str, str, int, dict, str, str] = ("", "", 0, {}, "0", "")
+        self.par_loops = 0  # loops of the SPMD body (a scan's) open here
         self.par_cap = 1  # the most threads the kernel runs with
 
     # -- low-level --------------------------------------------------------
@@ -280,48 +284,84 @@ class EmitterCore:
             self._step_close()
             self._step_open()
 
+    def par_barrier(self) -> None:
+        """In the SPMD body, outside every step: waits until the last step
+        emitted is done (on a thread's failure, returns its code), so that
+        the next step need not. A no-op elsewhere."""
+        if not (self.spmd and self.par_prev):
+            return
+        s, r, chunks = self.par_prev
+        e, bad = self.fresh("par.err"), self.fresh("par.bad")
+        fail, ok = self.label("par.fail"), self.label("par.ok")
+        self.line(f"{e} = call i32 @llvmaccel_parallel_wait(ptr %par.team, i64 {s}, i64 {r}, "
+                  f"i64 {chunks})")
+        self.line(f"{bad} = icmp ne i32 {e}, 0")
+        self.line(f"br i1 {bad}, label %{fail}, label %{ok}")
+        self.start_block(fail)
+        self.line(f"ret i32 {e}")
+        self.start_block(ok)
+        self.declare("llvmaccel_parallel_wait", "i32", ["ptr", "i64", "i64", "i64"])
+        self.par_prev = None
+
+    @contextmanager
+    def par_loop(self) -> Iterator[None]:
+        """Around the body of a loop every thread of the SPMD body runs (a
+        scan's): its steps run once per iteration, each in rounds counted
+        by every thread (:meth:`_step_open`). The loop is entered once the
+        steps before it are done, and each iteration ends once its own are,
+        so that the next iteration's first step (or the step after the
+        loop) waits for nothing. Outside the SPMD body, nothing."""
+        self.par_barrier()
+        self.par_loops += 1
+        try:
+            yield
+            self.par_barrier()
+        finally:
+            self.par_loops -= 1
+
     def _step_open(self) -> None:
         s = self.par_steps
-        if s > 0:
-            e, bad = self.fresh("par.err"), self.fresh("par.bad")
-            fail, ok = self.label("par.fail"), self.label("par.ok")
-            self.line(f"{e} = call i32 @llvmaccel_parallel_wait(ptr %par.team, i64 {s - 1}, "
-                      f"i64 {self.par_prev_chunks})")
-            self.line(f"{bad} = icmp ne i32 {e}, 0")
-            self.line(f"br i1 {bad}, label %{fail}, label %{ok}")
-            self.start_block(fail)
-            self.line(f"ret i32 {e}")
-            self.start_block(ok)
-            self.declare("llvmaccel_parallel_wait", "i32", ["ptr", "i64", "i64"])
+        self.par_barrier()
+        # A step in a loop's body runs in rounds: this thread's count of
+        # its runs so far, in a slot of its own (promoted to a phi).
+        rnd, slot = "0", ""
+        if self.par_loops:
+            slot = f"%par.r{s}"
+            self.allocas.append(f"  {slot} = alloca i64")
+            self.prologue.append(f"  store i64 0, ptr {slot}")
+            rnd = self.op(f"load i64, ptr {slot}", "par.round")
         head, run, nxt = self.label("par.claim"), self.label("par.step"), self.label("par.next")
         self.br(head)
         self.start_block(head)
         chunk = self.fresh("par.chunk")
         claim_at = len(self.body)
         self.line(f"{chunk} = call i64 @llvmaccel_parallel_claim(ptr %par.team, i64 {s}, "
-                  "i64 <chunks>)")
+                  f"i64 {rnd}, i64 <chunks>, i64 %par.tid)")
         c = self.op(f"icmp sge i64 {chunk}, 0", "c")
         self.line(f"br i1 {c}, label %{run}, label %{nxt}")
-        self.par_open = (head, nxt, claim_at, dict(self.memo))
+        self.par_open = (head, nxt, claim_at, dict(self.memo), rnd, slot)
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
 
     def _step_close(self) -> None:
-        head, nxt, claim_at, saved = self.par_open
+        head, nxt, claim_at, saved, rnd, slot = self.par_open
         s = self.par_steps
         chunks = "1" if self.par_pending else "%par.chunks"
         self.par_pending = False
         done_at = len(self.body)
-        self.line(f"call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 <chunks>)")
+        self.line(f"call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 {rnd}, "
+                  "i64 <chunks>)")
         self.br(head)
         self.memo = saved
         self.start_block(nxt)
+        if slot:
+            self.line(f"store i64 {self.op(f'add nuw i64 {rnd}, 1', 'par.round')}, ptr {slot}")
         for k in (claim_at, done_at):
             self.body[k] = self.body[k].replace("<chunks>", chunks)
-        self.declare("llvmaccel_parallel_claim", "i64", ["ptr", "i64", "i64"])
-        self.declare("llvmaccel_parallel_done", "void", ["ptr", "i64", "i64"])
+        self.declare("llvmaccel_parallel_claim", "i64", ["ptr", "i64", "i64", "i64", "i64"])
+        self.declare("llvmaccel_parallel_done", "void", ["ptr", "i64", "i64", "i64"])
         self.par_steps += 1
-        self.par_prev_chunks = chunks
+        self.par_prev = (s, rnd, chunks)
 
     # -- loops ------------------------------------------------------------
     @contextmanager

@@ -23,6 +23,7 @@ from .common import Buffer, _const
 from .emitter import EmitterCore
 from .matmul_amx import AMX_NR, AmxMatmulEmitter, amx_reason
 from .matmul_bf16 import Bf16MatmulEmitter, bf16_dot, bf16_panel_depth, enabled, half_operand
+from .parallel import product_work
 
 # Matmul tiling (see _Emitter.mm_panels): vectors of B per register tile (NR
 # = this many vectors of the host's width), bytes of a packed KC x NR panel of
@@ -95,14 +96,13 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         # parallel kernel splits them between its threads. Library calls stay
         # on one thread (the library has threads of its own).
         own = choice.kernel in ("own", "amx")
-        macs = dim_op("mul", dim_op("mul", m, n), k)
-        work = dim_op("mul", shape_numel(batch), macs) if batch and own else None
+        work = product_work(m, n, k, shape_numel(batch)) if batch and own else None
         if own:
             # The column panels of one product are independent too: where
             # no batch loop is split, the kernel splits them (panels and
             # tiles are per-thread stack arrays; each panel writes its own
             # columns of C).
-            mm.work = macs
+            mm.work = product_work(m, n, k)
         with self.nest(batch, work=work) as bidx:
             mm.oa = self.imul(self.linear(self.bcast_idx_shape(a_batch, batch, bidx),
                                           a_batch), self.dim(dim_op("mul", m, k)))
@@ -485,9 +485,15 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         nb = max(mm.vw, _MATMUL_STREAM_BLOCK_BYTES // (rows * item) // mm.vw * mm.vw)
         unroll = max(1, min(4, _MATMUL_STREAM_REGS // rows))
         zero = _const(0, mm.dt)
-        with self.loop(self.ceil_div(mm.dn, nb), hint="jb") as jb:
-            j0 = self.imul(jb, str(nb))
-            cols = self.imin(str(nb), self.op(f"sub nsw i64 {mm.dn}, {j0}", "i"))
+        # A parallel kernel's thread takes a chunk of the columns, in whole
+        # vectors (each column's sum is the same in every chunk).
+        v0, v1 = self.mm_panel_range(mm, self.ceil_div(mm.dn, mm.vw))
+        lo = self.imul(v0, str(mm.vw))
+        hi = self.imin(self.imul(v1, str(mm.vw)), mm.dn)
+        span = self.op(f"sub nsw i64 {hi}, {lo}", "i")
+        with self.loop(self.ceil_div(span, nb), hint="jb") as jb:
+            j0 = self.iadd(lo, self.imul(jb, str(nb)))
+            cols = self.imin(str(nb), self.op(f"sub nsw i64 {hi}, {j0}", "i"))
             nv = self.op(f"udiv i64 {cols}, {mm.vw}", "i")
             nvw = self.imul(nv, str(mm.vw))
             crow = [self.iadd(mm.oc, self.iadd(self.imul(str(r), mm.dn), j0))

@@ -21,14 +21,29 @@ independent (elementwise maps, reductions over trailing axes with their kept
 dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
 equal chunks of that loop per thread (:meth:`EmitterCore.par_range`);
 llvmaccel's own matmuls split their batch indices or, for one product, their
-column panels (:meth:`MatmulEmitter.mm_panel_range`); every other step
-(gathers, convolutions through an im2col copy of several images or groups,
-reductions over leading axes, index checks, scatters, library calls, ...) is
-one chunk; a convolution of one image and one group is the copy split by
-channel, then the product, each a step. The threads claim chunks as they come (a thread the OS has
-not scheduled yet is not waited for) and wait for a step's chunks before the
-next step. Each element is computed by one chunk with the operations of the
-serial loop, so results are bit-identical for every thread count.
+column panels or (a product of a few rows) their columns
+(:meth:`MatmulEmitter.mm_panel_range`); every other step (gathers,
+convolutions through an im2col copy of several images or groups, reductions
+over leading axes, index checks, scatters, library calls, ...) is one chunk;
+a convolution of one image and one group is the copy split by channel, then
+the product, each a step. A product's work is :func:`product_work`. The
+threads claim chunks as they come, each its own share of a step's chunks
+first (a thread the OS has not scheduled yet is not waited for; in a loop,
+a thread keeps the same columns of a matrix in its caches round after
+round), and wait for a step's chunks before the next step. Each element is
+computed by one chunk with the operations of the serial loop, so results
+are bit-identical for every thread count.
+
+A scan (``lax.scan``, a ``fori_loop``) is run by every thread: its loop
+counter is each thread's own, the loop nests of its body (and the copies of
+its carries) are steps that run once per iteration, in rounds
+(:meth:`EmitterCore.par_loop`): a step's chunks are numbered on from round
+to round, so a late thread finds an earlier round's chunks taken and never
+takes a later round's. Every thread waits for the steps before the loop
+when it enters it and for an iteration's steps at the iteration's end. A
+``while`` loop or a ``switch`` (at any depth) keeps the kernel serial: the
+threads would each read a condition or an index in shared memory that a
+thread ahead of them may already be rewriting.
 
 An index check or division by zero that fails on a thread ends that thread
 with its code; the others return it at their next barrier; the call raises
@@ -38,9 +53,10 @@ as the serial kernel does.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..graph import Graph, Node, SymExpr, shape_numel
+from ..graph import Graph, Node, Region, SymExpr, dim_op, shape_numel
 from ..target import TargetInfo
 from .common import Buffer
 
@@ -56,14 +72,35 @@ if TYPE_CHECKING:
 #: 2**19, memory-bound maps barely gain at 2 threads on 2 cores).
 MIN_WORK = 1 << 17
 
+#: Multiply-adds of a matrix product that count as one element of work
+#: (of an elementwise map's): a register tile does 16-32 a cycle on AVX-512
+#: (8-16 on AVX2, NEON), an elementwise map's element takes a few cycles.
+#: Measured on Emerald Rapids, 2 threads: own-kernel products of 0.5M-1M
+#: multiply-adds ran no faster on two threads than on one (top level, 33 vs
+#: 34 us), and in the body of a scan (an RNN cell's 8 x 256 @ 256 x 256
+#: each step) 25% slower.
+MACS_PER_ELEMENT = 16
+
 #: Chunks of a parallel loop nest per thread: threads claim them as they
 #: come, so a thread the OS preempts (a loaded machine) holds back a
 #: quarter of its share, not all of it.
 CHUNKS_PER_THREAD = 4
 
-# Graph ops whose loop nests may be chunked; graphs with regions (scan,
-# while, switch) and sorts keep the serial kernel alone.
-_NO_SPMD = frozenset({"scan", "while", "switch", "sort", "result"})
+# Graphs with these ops (at any depth) keep the serial kernel alone: the
+# threads of an SPMD body would each read a condition or a branch index
+# that a thread ahead of them may already have overwritten. A scan's loop
+# count is known to every thread: its body's loop nests are steps.
+_NO_SPMD = frozenset({"while", "switch", "sort"})
+
+
+def _nodes(graph: Graph) -> Iterator[Node]:
+    """The nodes of ``graph`` and of its regions, at any depth."""
+    for n in graph.nodes:
+        yield n
+        for value in n.attrs.values():
+            for r in value if isinstance(value, tuple) else (value,):
+                if isinstance(r, Region):
+                    yield from _nodes(r.graph)
 
 
 def max_threads() -> int:
@@ -81,12 +118,12 @@ def candidate(graph: Graph) -> bool:
     :data:`MIN_WORK` elements (a symbolic size may)."""
     from .. import profiling
 
-    if max_threads() < 2 or any(n.op in _NO_SPMD for n in graph.nodes):
+    if max_threads() < 2 or any(n.op in _NO_SPMD for n in _nodes(graph)):
         return False
     if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
         return False
-    for n in graph.nodes:
-        if n.op in ("input", "constant"):
+    for n in _nodes(graph):
+        if n.op in ("input", "constant", "scan", "result"):
             continue
         size = node_work(n)
         if isinstance(size, SymExpr) or size >= MIN_WORK:  # type: ignore[operator]
@@ -94,17 +131,28 @@ def candidate(graph: Graph) -> bool:
     return False
 
 
+def product_work(m: object, n: object, k: object, count: object = 1) -> object:
+    """Elements of work of ``count`` products ``(m x k) @ (k x n)``: their
+    multiply-adds over :data:`MACS_PER_ELEMENT`, or the elements of ``B``
+    they read where that is more (a product of a few rows, a decode step's
+    ``h @ W``, streams ``B`` from memory as an elementwise map does)."""
+    macs = dim_op("floordiv", shape_numel((m, n, k)), MACS_PER_ELEMENT)
+    return dim_op("mul", dim_op("max", macs, dim_op("mul", k, n)), count)
+
+
 def node_work(n: Node) -> object:
     """Elements of work of ``n``'s loop nest: its result's, for an
     embedding_bag the table elements it gathers (``len(indices) x dim``:
     a batch of bags sums many rows into each of its few), for a matmul or a
-    convolution its multiply-adds."""
+    convolution :func:`product_work`."""
     if n.op == "embedding_bag":
         return shape_numel((n.inputs[1].shape[0], n.inputs[0].shape[1]))
-    if n.op == "matmul":  # multiply-adds
-        return shape_numel(n.shape + (n.inputs[0].shape[-1],))
-    if n.op == "conv":  # multiply-adds: each output sums a window of every input channel
-        return shape_numel(n.shape + tuple(n.inputs[1].shape[1:]))
+    if n.op == "matmul":  # operands of rank >= 2
+        return product_work(n.shape[-2], n.shape[-1], n.inputs[0].shape[-1],
+                            shape_numel(n.shape[:-2]))
+    if n.op == "conv":  # each output sums a window of every input channel
+        w = n.inputs[1].shape
+        return product_work(n.shape[1], shape_numel(n.shape[2:]), shape_numel(w[1:]), n.shape[0])
     return shape_numel(n.shape)
 
 
