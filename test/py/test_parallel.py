@@ -19,7 +19,7 @@ from llvmaccel._native import core
 from llvmaccel.codegen import generate, parallel
 from llvmaccel.compiler import compile_graph
 from llvmaccel.errors import KernelIndexError
-from llvmaccel.graph import DType, Graph
+from llvmaccel.graph import DType, Graph, Sym, SymExpr
 
 pytestmark = pytest.mark.skipif(parallel.max_threads() < 2, reason="needs 2 CPUs")
 
@@ -581,3 +581,17 @@ def test_scan_body_error_in_a_round_raises():
         with pytest.raises(KernelIndexError):
             fn(*bad)
         np.testing.assert_array_equal(fn(*ok)[1].ravel(), np.zeros(steps))
+
+
+def test_product_work_counts_multiply_adds_and_streamed_b():
+    """A product's work: its multiply-adds / MACS_PER_ELEMENT, or the
+    elements of B it reads where that is more (a vector-matrix product
+    streams B as an elementwise map streams its input); symbolic sizes
+    stay symbolic (decided per call)."""
+    per = parallel.MACS_PER_ELEMENT
+    assert parallel.product_work(256, 256, 256) == 256 ** 3 // per
+    assert parallel.product_work(1, 4096, 256) == 4096 * 256  # h @ W: B's elements
+    assert parallel.product_work(8, 256, 256, 3) == 3 * 256 * 256
+    assert parallel.product_work(8, 256, 256) < parallel.MIN_WORK  # an RNN cell: serial
+    assert parallel.product_work(1, 4096, 256) >= parallel.MIN_WORK  # a decode step: split
+    assert isinstance(parallel.product_work(Sym("n"), 64, 64), SymExpr)
