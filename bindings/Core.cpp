@@ -880,6 +880,8 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
     Add("llvmaccel_parallel_threads", &llvmaccel_parallel_threads);
     Add("llvmaccel_parallel_run", &llvmaccel_parallel_run);
     Add("llvmaccel_parallel_run_pool", &llvmaccel_parallel_run_pool);
+    Add("llvmaccel_parallel_run_segmented", &llvmaccel_parallel_run_segmented);
+    Add("llvmaccel_parallel_yield", &llvmaccel_parallel_yield);
     Add("llvmaccel_parallel_claim", &llvmaccel_parallel_claim);
     Add("llvmaccel_parallel_done", &llvmaccel_parallel_done);
     Add("llvmaccel_parallel_wait", &llvmaccel_parallel_wait);

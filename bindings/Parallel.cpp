@@ -66,6 +66,11 @@ struct Team {
   std::unique_ptr<Step[]> Steps;
   std::unique_ptr<Lane[]> Lanes;
   std::atomic<int32_t> Error{0};
+  // Segmented runs (llvmaccel_parallel_run_segmented): 0 not segmented, 1
+  // on OpenMP's team (a library step ends the region), 2 the caller alone,
+  // outside every region (any other step ends its turn).
+  std::atomic<int32_t> Phase{0};
+  std::atomic<bool> Yielded{false};
   std::mutex M;
   std::condition_variable CV;
   bool Closed = false; // the caller is done: no worker joins any more (M)
@@ -114,6 +119,18 @@ struct Team {
         return L * Size + C;
     }
     return -1;
+  }
+
+  /// Whether a thread reaching round R of step S (of N chunks; `Library`:
+  /// the step calls the BLAS library) must return from the task now, for
+  /// the run to go on in the other phase. Steps already done never stop it
+  /// (a thread entering the task again runs through them).
+  bool yield(int64_t S, int64_t R, int64_t N, bool Library) {
+    int32_t P = Phase.load(std::memory_order_relaxed);
+    if (P == 0 || finished(S, R, N) || Library == (P == 2))
+      return false;
+    Yielded.store(true, std::memory_order_relaxed);
+    return true;
   }
 
   void done(int64_t S, int64_t R, int64_t N) {
@@ -274,7 +291,7 @@ void openMPBody(void *P) {
   if (Tid >= R->N)
     return;
   int32_t Code = R->Fn(R->Ctx, Tid, R->N, R->T);
-  if (Code != 0)
+  if (Code != 0 && Code != LLVMACCEL_PARALLEL_YIELD)
     R->T->fail(Code);
 }
 
@@ -286,6 +303,37 @@ int32_t runOpenMP(const OpenMP &O, llvmaccel_task_fn Fn, void *Ctx, int64_t N,
   Team Tm(Steps, N);
   OpenMPRun R{Fn, Ctx, N, &Tm, &O};
   O.Parallel(openMPBody, &R, static_cast<unsigned>(N), 0);
+  return Tm.Error.load(std::memory_order_acquire);
+}
+
+/// A run in segments: OpenMP's team runs the task until every thread has
+/// reached a step that calls the library (or the end); the caller alone
+/// runs the library steps, outside every region, so the library's own
+/// OpenMP region is the caller's team and not a nested one (one thread) or
+/// a second team started by another thread (more threads than cores, each
+/// spinning in the other's way); then the team again. A thread entering
+/// the task again runs through the steps done before (claims find no
+/// chunk, waits are over).
+int32_t runSegmented(const OpenMP &O, llvmaccel_task_fn Fn, void *Ctx,
+                     int64_t N, int64_t Steps) {
+  Team Tm(Steps, N);
+  OpenMPRun R{Fn, Ctx, N, &Tm, &O};
+  for (;;) {
+    Tm.Phase.store(1, std::memory_order_relaxed);
+    Tm.Yielded.store(false, std::memory_order_relaxed);
+    O.Parallel(openMPBody, &R, static_cast<unsigned>(N), 0);
+    if (Tm.Error.load(std::memory_order_acquire) != 0 ||
+        !Tm.Yielded.load(std::memory_order_relaxed))
+      break;
+    Tm.Phase.store(2, std::memory_order_relaxed);
+    Tm.Yielded.store(false, std::memory_order_relaxed);
+    int32_t Code = Fn(Ctx, 0, N, &Tm);
+    if (Code != 0 && Code != LLVMACCEL_PARALLEL_YIELD)
+      Tm.fail(Code);
+    if (Tm.Error.load(std::memory_order_acquire) != 0 ||
+        !Tm.Yielded.load(std::memory_order_relaxed))
+      break;
+  }
   return Tm.Error.load(std::memory_order_acquire);
 }
 
@@ -338,6 +386,19 @@ int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
 int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                                     int64_t Steps) {
   return pool().run(Fn, Ctx, N < 1 ? 1 : N, Steps);
+}
+
+int32_t llvmaccel_parallel_run_segmented(llvmaccel_task_fn Fn, void *Ctx,
+                                         int64_t N, int64_t Steps) {
+  N = N < 1 ? 1 : N;
+  if (const OpenMP *O = N > 1 ? openMPForRuns() : nullptr)
+    return runSegmented(*O, Fn, Ctx, N, Steps);
+  return pool().run(Fn, Ctx, N, Steps);
+}
+
+int32_t llvmaccel_parallel_yield(void *T, int64_t Step, int64_t Round,
+                                 int64_t NChunks, int32_t Library) {
+  return static_cast<Team *>(T)->yield(Step, Round, NChunks, Library != 0);
 }
 
 void llvmaccel_parallel_set_runtime(int32_t Mode) {

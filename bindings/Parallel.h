@@ -51,6 +51,21 @@ int32_t llvmaccel_parallel_run(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
 /// OpenMP region would run on one thread.
 int32_t llvmaccel_parallel_run_pool(llvmaccel_task_fn Fn, void *Ctx, int64_t N,
                                     int64_t Steps);
+/// Runs the task of a kernel that calls the BLAS library: where runs use
+/// OpenMP's threads, in segments (the team runs the other steps; the caller
+/// alone, outside every region, the library's steps, so that the library
+/// runs on the caller's OpenMP team with all its threads); else as
+/// llvmaccel_parallel_run_pool.
+int32_t llvmaccel_parallel_run_segmented(llvmaccel_task_fn Fn, void *Ctx,
+                                         int64_t N, int64_t Steps);
+/// What a task returns when it stops for the run's other segment.
+#define LLVMACCEL_PARALLEL_YIELD (-1)
+/// Whether the thread reaching round `Round` of `Step` must return
+/// LLVMACCEL_PARALLEL_YIELD now (a segmented run: on the team, a step that
+/// calls the library, `Library` != 0; for the caller alone, any other
+/// step; never a step that is done, nor in a run that is not segmented).
+int32_t llvmaccel_parallel_yield(void *Team, int64_t Step, int64_t Round,
+                                 int64_t NChunks, int32_t Library);
 /// The next unclaimed chunk (0 to NChunks - 1) of round `Round` of step
 /// `Step` for thread `Tid`, or -1 when none is left or a thread has failed.
 /// A step outside every loop has one round, 0; a step in the body of a

@@ -5,6 +5,7 @@ several Python threads calling kernels at once."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -330,11 +331,14 @@ def test_kernel_structure():
     assert not small.parallel and "parallel" not in small.ir
 
 
-def test_kernels_calling_the_library_run_on_the_pool(monkeypatch):
-    """A parallel kernel that calls the BLAS library runs on llvmaccel's
-    pool (``llvmaccel_parallel_run_pool``): in an OpenMP region, the
-    library's own OpenMP region would be nested and run on one thread.
-    Other kernels go to the runtime's choice."""
+def test_kernels_calling_the_library_run_in_segments(monkeypatch):
+    """A parallel kernel that calls the BLAS library runs in segments
+    (``llvmaccel_parallel_run_segmented``): its library step is marked as
+    such where the threads check whether their segment ends, so that on
+    OpenMP's team the caller alone runs it outside the region (in the
+    region the library's own OpenMP region would be nested and run on one
+    thread). Other kernels go to the runtime's choice. Results are the
+    serial kernel's on every runtime."""
     monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
     g = Graph()
     a = g.input("a", (1024, 512), DType.f32)
@@ -343,9 +347,65 @@ def test_kernels_calling_the_library_run_on_the_pool(monkeypatch):
     kern = generate(g)
     if not any(kind == "blas" for _, kind, _ in kern.matmuls):
         pytest.skip(f"no BLAS library: {blas.status()}")
-    assert kern.parallel and "@llvmaccel_parallel_run_pool(" in kern.ir
+    assert kern.parallel and "@llvmaccel_parallel_run_segmented(" in kern.ir
+    yields = [ln for ln in kern.ir.splitlines() if "= call i32 @llvmaccel_parallel_yield(" in ln]
+    assert [ln.rstrip(")").endswith("i32 1") for ln in yields] == [True, False], yields
     plain = generate(_graph_elementwise(1 << 19, lambda g, x: g.unary("tanh", x)))
-    assert "@llvmaccel_parallel_run(" in plain.ir and "run_pool" not in plain.ir
+    assert "@llvmaccel_parallel_run(" in plain.ir and "run_segmented" not in plain.ir
+    c = compile_graph(g)
+    rng = np.random.default_rng(6)
+    xs = [rng.standard_normal((1024, 512)).astype(np.float32),
+          rng.standard_normal((512, 512)).astype(np.float32) * 0.05]
+    outs = []
+    for mode in ("auto", "pool", "auto"):
+        monkeypatch.setenv("LLVMACCEL_PARALLEL_RUNTIME", mode)
+        for n in (1, 2):
+            blas.set_num_threads(n)
+            outs.append(c(*xs)[0])
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    np.testing.assert_allclose(outs[0], np.tanh(xs[0].astype(np.float64) @ xs[1]), rtol=1e-4,
+                               atol=1e-5)
+
+
+_SEGMENTS_SCRIPT = """
+import os
+import numpy as np
+import torch
+from llvmaccel import blas
+from llvmaccel._native import core
+from llvmaccel.compiler import compile_graph
+from llvmaccel.graph import DType, Graph
+
+torch.set_num_threads(2)
+blas.min_flops = lambda target=None: 1
+g = Graph()
+a = g.input("a", (512, 256), DType.f32)
+b = g.input("b", (256, 256), DType.f32)
+g.set_outputs([g.unary("tanh", g.matmul(a, b))])
+c = compile_graph(g)
+assert c.kernel.parallel and c.kernel.uses_blas, c.kernel.matmuls
+x, w = np.ones((512, 256), np.float32), np.ones((256, 256), np.float32) / 256
+torch.ones(512, 256) @ torch.ones(256, 256)  # PyTorch's OpenMP team, for the library
+before = len(os.listdir("/proc/self/task"))
+for _ in range(20):
+    np.testing.assert_allclose(c(x, w)[0], np.tanh(1.0), rtol=1e-6)
+print(before, len(os.listdir("/proc/self/task")), core.parallel_workers())
+"""
+
+
+def test_library_kernel_on_openmp_starts_no_threads():
+    """With PyTorch's OpenMP loaded, a kernel that calls the library runs on
+    the caller's OpenMP team in segments: no pool worker is started and the
+    library finds the team it already has (on the pool, its worker was a
+    thread more, and the library called from it started a second team)."""
+    if blas.load() is None:
+        pytest.skip(f"no BLAS library: {blas.status()}")
+    r = subprocess.run([sys.executable, "-c", _SEGMENTS_SCRIPT], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "LLVMACCEL_NUM_THREADS": "2"})
+    assert r.returncode == 0, r.stderr
+    before, after, workers = map(int, r.stdout.split())
+    assert (after, workers) == (before, 0), r.stdout
 
 
 def test_error_inside_parallel_step():
@@ -595,3 +655,32 @@ def test_product_work_counts_multiply_adds_and_streamed_b():
     assert parallel.product_work(8, 256, 256) < parallel.MIN_WORK  # an RNN cell: serial
     assert parallel.product_work(1, 4096, 256) >= parallel.MIN_WORK  # a decode step: split
     assert isinstance(parallel.product_work(Sym("n"), 64, 64), SymExpr)
+
+
+def test_scan_with_a_library_step_runs_on_the_pool(monkeypatch):
+    """A scan whose body calls the BLAS library is not run in segments (a
+    segment would end every iteration, and each new one run through the
+    rounds before it): it stays on the pool; results as the serial
+    kernel's."""
+    monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
+    if blas.load() is None:
+        pytest.skip(f"no BLAS library: {blas.status()}")
+    g = Graph()
+    h0 = g.input("h0", (64, 256), DType.f32)
+    w = g.input("w", (256, 256), DType.f32)
+    body = Graph()
+    bw, h = body.input("w", (256, 256), DType.f32), body.input("h", (64, 256), DType.f32)
+    body.set_outputs([body.unary("tanh", body.matmul(h, bw))])
+    g.set_outputs(g.scan(body, [w], [h0], [], 5))
+    kern = generate(g)
+    assert any(kind == "blas" for _, kind, _ in kern.matmuls), kern.matmuls
+    assert "@llvmaccel_parallel_run_pool(" in kern.ir and "run_segmented" not in kern.ir
+    c = compile_graph(g)
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal((64, 256)).astype(np.float32),
+          (rng.standard_normal((256, 256)) * 0.05).astype(np.float32)]
+    outs = []
+    for n in (1, 2):
+        blas.set_num_threads(n)
+        outs.append(c(*xs)[0])
+    np.testing.assert_array_equal(outs[1], outs[0])

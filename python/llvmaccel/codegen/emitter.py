@@ -75,6 +75,7 @@ class EmitterCore:
         self.attention_plans: dict[int, object] = {}
         self.attention_choices: list[tuple[int, str, str]] = []
         self.uses_blas = False  # a call of the BLAS library was emitted
+        self.blas_calls = 0  # calls of the BLAS library emitted so far
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
         # The SPMD body of a parallel kernel (codegen.parallel): every thread
@@ -90,8 +91,9 @@ class EmitterCore:
         self.par_chunk = ""  # the chunk the current step's thread runs
         # The open step: its claim block, next block, claim line, saved memo,
         # round and the round counter's slot (or "").
-        self.par_open: tuple[str, str, int, dict, str, str] = ("", "", 0, {}, "0", "")
+        self.par_open: tuple = ("", "", 0, {}, "0", "", 0, 0)
         self.par_loops = 0  # loops of the SPMD body (a scan's) open here
+        self.par_loop_library = False  # a step in a loop calls the library
         self.par_cap = 1  # the most threads the kernel runs with
 
     # -- low-level --------------------------------------------------------
@@ -330,6 +332,19 @@ class EmitterCore:
             self.allocas.append(f"  {slot} = alloca i64")
             self.prologue.append(f"  store i64 0, ptr {slot}")
             rnd = self.op(f"load i64, ptr {slot}", "par.round")
+        # A kernel that calls the library runs in segments (bindings/
+        # Parallel.cpp: the library's steps on the caller alone, outside
+        # OpenMP's region, the others on the team); a thread returns here
+        # when its segment ends.
+        stay, leave = self.label("par.stay"), self.label("par.yield")
+        yield_at = len(self.body)
+        y = self.op(f"call i32 @llvmaccel_parallel_yield(ptr %par.team, i64 {s}, i64 {rnd}, "
+                    "i64 <chunks>, i32 <library>)", "par.y")
+        self.line(f"br i1 {self.op(f'icmp ne i32 {y}, 0', 'c')}, label %{leave}, label %{stay}")
+        self.start_block(leave)
+        self.line("ret i32 -1")  # LLVMACCEL_PARALLEL_YIELD
+        self.start_block(stay)
+        self.declare("llvmaccel_parallel_yield", "i32", ["ptr", "i64", "i64", "i64", "i32"])
         head, run, nxt = self.label("par.claim"), self.label("par.step"), self.label("par.next")
         self.br(head)
         self.start_block(head)
@@ -339,12 +354,13 @@ class EmitterCore:
                   f"i64 {rnd}, i64 <chunks>, i64 %par.tid)")
         c = self.op(f"icmp sge i64 {chunk}, 0", "c")
         self.line(f"br i1 {c}, label %{run}, label %{nxt}")
-        self.par_open = (head, nxt, claim_at, dict(self.memo), rnd, slot)
+        self.par_open = (head, nxt, claim_at, dict(self.memo), rnd, slot, yield_at,
+                         self.blas_calls)
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
 
     def _step_close(self) -> None:
-        head, nxt, claim_at, saved, rnd, slot = self.par_open
+        head, nxt, claim_at, saved, rnd, slot, yield_at, calls = self.par_open
         s = self.par_steps
         chunks = "1" if self.par_pending else "%par.chunks"
         self.par_pending = False
@@ -356,8 +372,10 @@ class EmitterCore:
         self.start_block(nxt)
         if slot:
             self.line(f"store i64 {self.op(f'add nuw i64 {rnd}, 1', 'par.round')}, ptr {slot}")
-        for k in (claim_at, done_at):
-            self.body[k] = self.body[k].replace("<chunks>", chunks)
+        library = "1" if self.blas_calls > calls else "0"
+        self.par_loop_library |= library == "1" and self.par_loops > 0
+        for k in (yield_at, claim_at, done_at):
+            self.body[k] = self.body[k].replace("<chunks>", chunks).replace("<library>", library)
         self.declare("llvmaccel_parallel_claim", "i64", ["ptr", "i64", "i64", "i64", "i64"])
         self.declare("llvmaccel_parallel_done", "void", ["ptr", "i64", "i64", "i64"])
         self.par_steps += 1

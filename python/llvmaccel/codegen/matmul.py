@@ -271,6 +271,7 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         self.declare(fn, "void", [t for t, _ in args])
         self.line(f"call void @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
         self.uses_blas = True
+        self.blas_calls += 1
 
     def mm_blas_fortran(self, mm: _Matmul, dims: tuple[str, ...], ptrs: tuple[str, ...],
                         scalars: tuple[str, str]) -> None:
@@ -296,6 +297,7 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         self.declare(fn, "void", ["ptr"] * len(args))
         self.line(f"call void @{fn}({', '.join(f'ptr {v}' for v in args)})")
         self.uses_blas = True
+        self.blas_calls += 1
 
     # Small IR helpers of the matmul kernels.
     def imin(self, a: str, b: str) -> str:

@@ -13,9 +13,12 @@ Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
 nest reaches :data:`MIN_WORK` elements; else it stores its arguments in a
 struct and has the runtime (``llvmaccel_parallel_run``, bindings/Parallel.cpp:
 GNU OpenMP's threads where the process has loaded libgomp, else llvmaccel's
-pool; ``llvmaccel_parallel_run_pool`` for a kernel that calls the BLAS library,
-whose own threads would be a nested region in OpenMP's) run ``@<name>.task`` on
-that many threads. In the SPMD body each loop nest is a step
+pool; ``llvmaccel_parallel_run_segmented`` for a kernel that calls the BLAS
+library, whose own OpenMP region would be nested in ours: on OpenMP, the
+team runs the steps up to a library step and returns, the caller alone runs
+the library's steps outside every region, then the team goes on; every step
+starts with ``llvmaccel_parallel_yield``, which says when a thread's segment
+ends) run ``@<name>.task`` on that many threads. In the SPMD body each loop nest is a step
 (:meth:`EmitterCore.step`): a nest whose outermost loop's iterations are
 independent (elementwise maps, reductions over trailing axes with their kept
 dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
@@ -201,10 +204,15 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
     for k, (t, n) in enumerate(zip(types, names, strict=True)):
         d.line(f"%ctx.{k} = getelementptr inbounds {ctx_t}, ptr %ctx, i32 0, i32 {k}")
         d.line(f"store {t} {n}, ptr %ctx.{k}")
-    # A kernel that calls the BLAS library runs on llvmaccel's pool: inside
-    # an OpenMP region the library's own OpenMP region would be nested, one
-    # thread (PyTorch's MKL: an MLP's GEMMs at 2 threads 1.8 -> 3.1 ms).
-    run = "llvmaccel_parallel_run_pool" if spmd.e.uses_blas else "llvmaccel_parallel_run"
+    # A kernel that calls the BLAS library runs in segments: inside an
+    # OpenMP region the library's own OpenMP region would be nested, one
+    # thread (PyTorch's MKL: an MLP's GEMMs at 2 threads 1.8 -> 3.1 ms); on
+    # llvmaccel's pool, a worker calling it starts a second OpenMP team.
+    # A library step in a scan's body would end a segment every iteration,
+    # and each new segment runs through the rounds before: that kernel
+    # stays on the pool.
+    run = "llvmaccel_parallel_run_pool" if spmd.e.par_loop_library else \
+        "llvmaccel_parallel_run_segmented" if spmd.e.uses_blas else "llvmaccel_parallel_run"
     d.declare(run, "i32", ["ptr", "ptr", "i64", "i64"])
     d.line(f"%rp = call i32 @{run}(ptr @{name}.task, ptr %ctx, i64 {nt}, "
            f"i64 {spmd.e.par_steps})")
