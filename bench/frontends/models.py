@@ -25,6 +25,10 @@ Sets (``--sets``, comma-separated):
     each in float32 and bfloat16, inference under ``no_grad``: eager,
     inductor, llvmaccel, and the number of ops falling back to eager
     (``llvmaccel.torch.explain``; the goal is zero).
+``mobile``
+    MobileNetV3-Small (written here too) on a 1x3x224x224 image, float32,
+    as ``cnn``: a held-out model (depthwise convolutions, hardswish,
+    squeeze-and-excite) none of llvmaccel's kernels was tuned on.
 
 Every variant's output is checked against eager's before timing. Within a
 round every variant runs once, the order rotated by one each round; per
@@ -113,6 +117,76 @@ class ResNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))
+
+
+def _divisible(v: float, d: int = 8) -> int:
+    """MobileNet's channel rounding: to a multiple of ``d``, never below 90%."""
+    r = max(d, int(v + d / 2) // d * d)
+    return r + d if r < 0.9 * v else r
+
+
+class _SqueezeExcite(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        s = _divisible(c // 4)
+        self.fc1, self.fc2 = nn.Conv2d(c, s, 1), nn.Conv2d(s, c, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(w))))
+
+
+class _InvertedResidual(nn.Module):
+    """MobileNetV3's block: 1x1 expansion, depthwise k x k (groups = channels),
+    optional squeeze-and-excite, 1x1 projection; a residual where the shape
+    is kept."""
+
+    def __init__(self, cin: int, k: int, exp: int, cout: int, se: bool, hs: bool,
+                 stride: int) -> None:
+        super().__init__()
+        act = nn.Hardswish if hs else nn.ReLU
+        layers: list[nn.Module] = []
+        if exp != cin:
+            layers += [nn.Conv2d(cin, exp, 1, bias=False), nn.BatchNorm2d(exp), act()]
+        layers += [nn.Conv2d(exp, exp, k, stride, k // 2, groups=exp, bias=False),
+                   nn.BatchNorm2d(exp), act()]
+        if se:
+            layers.append(_SqueezeExcite(exp))
+        layers += [nn.Conv2d(exp, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.body = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.body(x)
+        return x + y if self.residual else y
+
+
+class MobileNetV3Small(nn.Module):
+    """The MobileNetV3-Small architecture (Howard et al., 2019), written here
+    (torchvision does not import beside the pinned torch): depthwise
+    convolutions, hardswish, hardsigmoid and squeeze-and-excite blocks (a
+    model no kernel of llvmaccel was tuned on)."""
+
+    CONFIG = ((16, 3, 16, 16, True, False, 2), (16, 3, 72, 24, False, False, 2),
+              (24, 3, 88, 24, False, False, 1), (24, 5, 96, 40, True, True, 2),
+              (40, 5, 240, 40, True, True, 1), (40, 5, 240, 40, True, True, 1),
+              (40, 5, 120, 48, True, True, 1), (48, 5, 144, 48, True, True, 1),
+              (48, 5, 288, 96, True, True, 2), (96, 5, 576, 96, True, True, 1),
+              (96, 5, 576, 96, True, True, 1))
+
+    def __init__(self, classes: int = 1000) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16),
+                                  nn.Hardswish())
+        self.blocks = nn.Sequential(*(_InvertedResidual(*c) for c in self.CONFIG))
+        self.last = nn.Sequential(nn.Conv2d(96, 576, 1, bias=False), nn.BatchNorm2d(576),
+                                  nn.Hardswish())
+        self.head = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(), nn.Dropout(0.2),
+                                  nn.Linear(1024, classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.last(self.blocks(self.stem(x)))
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
 def randomize_batch_norm(model: nn.Module, seed: int = 1) -> None:
@@ -322,6 +396,16 @@ def run_cnn(rounds: int, quick: bool) -> list[dict]:
     return out
 
 
+def run_mobile(rounds: int, quick: bool) -> list[dict]:
+    torch.manual_seed(0)
+    net = MobileNetV3Small(classes=1000 if not quick else 10)
+    randomize_batch_norm(net)
+    image = (1, 3, 224, 224) if not quick else (1, 3, 32, 32)
+    return [bench_infer("mobilenet_v3_small", net, [(torch.randn(*image),)
+                                                    for _ in range(base.POOL)],
+                        rounds, torch.float32)]
+
+
 # --- output ---------------------------------------------------------------------
 
 
@@ -330,6 +414,7 @@ TITLES = {
     "train": "Training step: forward, MSE loss, backward, SGD update (baseline: eager)",
     "cnn": "ResNet-18 and a TransformerEncoder, float32 and bfloat16, under no_grad "
            "(baseline: eager)",
+    "mobile": "MobileNetV3-Small, float32, under no_grad (baseline: eager)",
 }
 
 
@@ -342,7 +427,7 @@ def markdown(hosts: dict) -> str:
              "baseline.", ""]
     for key, sets in hosts.items():
         lines += [f"## {key}", ""]
-        for set_name in ("grad", "train", "cnn"):
+        for set_name in TITLES:
             if set_name in sets:
                 lines += [set_markdown(set_name, sets[set_name])]
     return "\n".join(lines)
@@ -384,7 +469,8 @@ def set_markdown(set_name: str, entry: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", default="grad,train,cnn", help="comma-separated: grad, train, cnn")
+    ap.add_argument("--sets", default="grad,train,cnn,mobile",
+                    help="comma-separated: grad, train, cnn, mobile")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
@@ -409,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
         results["train"] = run_train(s, opts.rounds, opts.quick)
     if "cnn" in sets:
         results["cnn"] = run_cnn(opts.rounds, opts.quick)
+    if "mobile" in sets:
+        results["mobile"] = run_mobile(opts.rounds, opts.quick)
     import llvmaccel
 
     meta = {"command": shlex.join([".venv/bin/python", "bench/frontends/models.py",

@@ -4,11 +4,17 @@ the torch backend, against eager PyTorch."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn as nn
 
 import llvmaccel.torch as lt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "frontends"))
+from models import MobileNetV3Small  # noqa: E402  (bench/frontends/models.py)
 
 
 def _compile(model: nn.Module, strict: bool = True) -> nn.Module:
@@ -65,6 +71,21 @@ def test_resnet_block_inference_compiles_whole():
     model = SmallResNet().eval()
     _randomize_bn(model)
     x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        report = lt.explain(model, x)
+        assert report.fallbacks == [], str(report)
+        expected = model(x)
+        got = _compile(model)(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_mobilenet_v3_small_compiles_whole():
+    """A held-out CNN (the issue's mobilenet_v3_small: 47 partitions and 86
+    ops falling back before): no fallback and eager's results."""
+    torch.manual_seed(0)
+    model = MobileNetV3Small().eval()
+    _randomize_bn(model)
+    x = torch.randn(2, 3, 96, 96)
     with torch.no_grad():
         report = lt.explain(model, x)
         assert report.fallbacks == [], str(report)

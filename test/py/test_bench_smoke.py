@@ -77,13 +77,13 @@ def test_frontend_models_bench_quick(tmp_path):
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     (host,) = json.loads((tmp_path / "frontends-models.json").read_text())["hosts"].values()
-    assert set(host) == {"grad", "train", "cnn"}
+    assert set(host) == {"grad", "train", "cnn", "mobile"}
     grad = {r["model"]: r for r in host["grad"]["rows"]}
     assert set(grad) == {"mlp", "transformer_block", "dlrm"}
     assert all(r["fully_compiled_with_grad"] for r in grad.values())
     cnn = host["cnn"]["rows"]
     assert {r["dtype"] for r in cnn} == {"float32", "bfloat16"}
-    assert all(r["fallbacks"] == 0 for r in cnn)
+    assert all(r["fallbacks"] == 0 for r in cnn + host["mobile"]["rows"])
     assert (tmp_path / "frontends-models.md").read_text().startswith("# llvmaccel torch")
 
 

@@ -684,3 +684,44 @@ def test_scan_with_a_library_step_runs_on_the_pool(monkeypatch):
         blas.set_num_threads(n)
         outs.append(c(*xs)[0])
     np.testing.assert_array_equal(outs[1], outs[0])
+
+
+@pytest.mark.parametrize("case", ["depthwise", "grouped_bias", "max_pool", "avg_pool"])
+def test_sliding_windows_split_planes_between_threads(case):
+    """Direct convolutions (depthwise, grouped with a bias) and pooling split
+    their output planes ``(n, c)`` between the threads, each plane started
+    and summed by one chunk: the serial kernel's bits at 1 and 2 threads."""
+    rng = np.random.default_rng(8)
+    g = Graph()
+    shape = (2, 32, 66, 70)
+    x = g.input("x", shape, DType.f32)
+    xs = [rng.standard_normal(shape).astype(np.float32)]
+    if case in ("depthwise", "grouped_bias"):
+        groups = 32 if case == "depthwise" else 8
+        w = g.input("w", (32, 32 // groups, 3, 3), DType.f32)
+        xs.append(rng.standard_normal((32, 32 // groups, 3, 3)).astype(np.float32))
+        b = None
+        if case == "grouped_bias":
+            b = g.input("b", (32,), DType.f32)
+            xs.append(rng.standard_normal(32).astype(np.float32))
+        y = g.conv(x, w, b, (1, 1), (1, 1), (1, 1), groups=groups)
+        tx = [torch.from_numpy(v) for v in xs]
+        want = F.conv2d(tx[0].double(), tx[1].double(),
+                        tx[2].double() if b is not None else None, padding=1,
+                        groups=groups).numpy()
+    else:
+        fn = "max" if case == "max_pool" else "avg"
+        y = g.pool(x, fn, (3, 3), (2, 2), (1, 1))
+        t = torch.from_numpy(xs[0]).double()
+        want = (F.max_pool2d(t, 3, 2, 1) if fn == "max" else F.avg_pool2d(t, 3, 2, 1)).numpy()
+    g.set_outputs([y])
+    spmd = generate(g).ir
+    spmd = spmd[spmd.index("@llvmaccel_main.spmd("):]
+    assert "i64 %par.chunks, i64 %par.tid)" in spmd
+    c = compile_graph(g)
+    outs = []
+    for n in (1, 2):
+        blas.set_num_threads(n)
+        outs.append(c(*xs)[0])
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-4)

@@ -39,7 +39,8 @@ padding reads the input in place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
@@ -72,13 +73,11 @@ class ConvEmitter(MatmulEmitter):
             raise CodegenError("conv operands are not materialized")
         t = node.dtype.llvm
         zero = _const(0, node.dtype)
-        with self.nest(node.shape) as idx:
-            v = self.load(bb, idx[1]) if bb is not None else zero
-            self.store(out, self.linear(idx, node.shape), v)
         out_ch, group_ch = node.shape[1], w.shape[1]
         per_group = out_ch // node.attrs["groups"]  # type: ignore[operator]
-        with self.loop(self.dim(node.shape[0]), hint="n") as n, \
-                self.loop(str(out_ch), hint="oc") as oc:
+        taps = dim_op("mul", group_ch, shape_numel(node.attrs["kernel"]))
+        with self.planes(node, dim_op("mul", shape_numel(node.shape), taps)) as (n, oc):
+            self.fill_plane(node, out, [n, oc], self.load(bb, oc) if bb is not None else zero)
             group = self.op(f"udiv i64 {oc}, {per_group}", "i")
             first = self.imul(group, str(group_ch))
             with self.loop(str(group_ch), hint="ic") as c:
@@ -248,8 +247,6 @@ class ConvEmitter(MatmulEmitter):
             raise CodegenError("pool operand is not materialized")
         t, fn = node.dtype.llvm, node.attrs["fn"]
         fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
-        with self.nest(node.shape) as idx:
-            self.store(out, self.linear(idx, node.shape), fill)
 
         def update(off: str, v: str, _: str) -> None:
             old = self.load(out, off)
@@ -257,15 +254,33 @@ class ConvEmitter(MatmulEmitter):
                 self.op(f"fadd {t} {old}, {v}")
             self.store(out, off, new)
 
-        with self.loop(self.dim(node.shape[0]), hint="n") as n, \
-                self.loop(self.dim(node.shape[1]), hint="c") as c:
+        work = dim_op("mul", shape_numel(node.shape), shape_numel(node.attrs["kernel"]))
+        with self.planes(node, work) as (n, c):
+            self.fill_plane(node, out, [n, c], fill)
             self._window(node, out, bx, 0, [n, c], [n, c], [], fill, lambda k: "", update)
-        if fn == "avg":
-            with self.nest(node.shape) as idx:
-                off = self.linear(idx, node.shape)
-                size = self._pool_divisor(node, idx[2:])
-                div = self.op(f"sitofp i64 {size} to {t}")
-                self.store(out, off, self.op(f"fdiv {t} {self.load(out, off)}, {div}"))
+            if fn == "avg":
+                with self.nest(tuple(node.shape[2:])) as sidx:
+                    off = self.linear([n, c] + sidx, node.shape)
+                    size = self._pool_divisor(node, sidx)
+                    div = self.op(f"sitofp i64 {size} to {t}")
+                    self.store(out, off, self.op(f"fdiv {t} {self.load(out, off)}, {div}"))
+
+    @contextmanager
+    def planes(self, node: Node, work: object) -> Iterator[tuple[str, str]]:
+        """The output planes ``(n, c)`` of a sliding window's node, one loop
+        over ``N * C`` (each plane is computed whole by one iteration: in a
+        parallel kernel a thread's chunk of them, where ``work``, the
+        window's multiply-adds or reads, reaches MIN_WORK)."""
+        nc = self.dim(dim_op("mul", node.shape[0], node.shape[1]))
+        begin, end = self.par_range(nc, work)
+        with self.loop(end, start=begin, hint="p") as p:
+            c_dim = self.dim(node.shape[1])
+            yield (self.op(f"udiv i64 {p}, {c_dim}", "i"), self.op(f"urem i64 {p}, {c_dim}", "i"))
+
+    def fill_plane(self, node: Node, out: Buffer, nc: list[str], value: str) -> None:
+        """``out[n, c, ...] = value``: the start of a plane's sums."""
+        with self.nest(tuple(node.shape[2:])) as sidx:
+            self.store(out, self.linear(nc + sidx, node.shape), value)
 
     def _emit_pool_argmax(self, node: Node, out: Buffer) -> None:
         """Indices of a max pool (:meth:`Graph.pool_indices`): per output, the
