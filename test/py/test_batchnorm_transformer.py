@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F  # noqa: N812
 
 import llvmaccel.torch as lt
 
@@ -201,3 +202,69 @@ def test_max_pool_indices(kernel, stride, padding, dilation, ceil):
     want_v, want_i = fn(x)
     torch.testing.assert_close(got_v, want_v, equal_nan=True)
     assert torch.equal(got_i, want_i)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_group_norm_compiles_whole(affine, dtype):
+    """``nn.GroupNorm`` (``aten.native_group_norm``, llvmaccel's own
+    decomposition: PyTorch's goes through ``as_strided``), 4-D and 3-D,
+    against eager; half types keep their statistics in float32."""
+    torch.manual_seed(0)
+    for shape in ((2, 12, 5, 7), (3, 12, 9)):
+        m = nn.GroupNorm(3, 12, affine=affine).eval().to(dtype)
+        if affine:
+            with torch.no_grad():
+                m.weight.normal_()
+                m.bias.normal_()
+        x = (torch.randn(*shape) * 3 + 1).to(dtype)
+        with torch.no_grad():
+            report = lt.explain(m, x)
+            assert report.fallbacks == [], str(report)
+            tol = 1e-5 if dtype is torch.float32 else 2e-2
+            torch.testing.assert_close(_compile(m)(x), m(x), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_compiles_whole(mode, padding_mode, align_corners):
+    """``F.grid_sample`` (PyTorch's decomposition of ``grid_sampler_2d``:
+    gathers at computed indices), sample points inside and outside the
+    image, against eager."""
+    torch.manual_seed(1)
+    x = torch.randn(2, 3, 6, 7)
+    grid = torch.rand(2, 5, 4, 2) * 2.6 - 1.3
+
+    def fn(x, grid):
+        return F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode,
+                             align_corners=align_corners)
+
+    with torch.no_grad():
+        report = lt.explain(fn, x, grid)
+        assert report.fallbacks == [], str(report)
+        torch.testing.assert_close(_compile(fn)(x, grid), fn(x, grid), rtol=1e-5, atol=1e-5)
+
+
+def test_adaptive_max_pool_divisible_sizes_compile_others_fall_back():
+    """Adaptive max pooling to an output size that divides the input's is a
+    max pool (values and indices as eager's); other sizes fall back to eager
+    with the reason, and are still correct."""
+    torch.manual_seed(2)
+    x = torch.randn(2, 3, 8, 12)
+
+    def fn(x):
+        return F.adaptive_max_pool2d(x, (4, 3), return_indices=True)
+
+    with torch.no_grad():
+        report = lt.explain(fn, x)
+        assert report.fallbacks == [], str(report)
+        got, want = _compile(fn)(x), fn(x)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    odd = torch.randn(1, 2, 7, 7)
+    with torch.no_grad():
+        report = lt.explain(lambda x: F.adaptive_max_pool2d(x, 3), odd)
+        assert "only output sizes that divide" in str(report)
+        torch.testing.assert_close(_compile(lambda x: F.adaptive_max_pool2d(x, 3), False)(odd),
+                                   F.adaptive_max_pool2d(odd, 3))

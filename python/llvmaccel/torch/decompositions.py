@@ -9,6 +9,11 @@ here restates what the C++ kernel computes in the ops llvmaccel lowers
 (linear, scaled dot product attention, layer norm, relu or gelu): the same
 math as the module's own non-fast path, which eager PyTorch runs in training.
 
+``aten.native_group_norm`` (:class:`torch.nn.GroupNorm`, diffusion UNets)
+is the mean and variance of each sample's channel groups, in reductions
+llvmaccel lowers (PyTorch's own decomposition reshapes through
+``as_strided``).
+
 ``aten._scaled_dot_product_flash_attention_for_cpu`` (what
 ``F.scaled_dot_product_attention`` dispatches to on CPU) is decomposed as
 PyTorch's core table does, into the math form llvmaccel fuses, but with the
@@ -121,8 +126,32 @@ def flash_attention_for_cpu(
     return out, lse.transpose(1, 2).contiguous().transpose(1, 2)
 
 
+def native_group_norm(
+    input: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, n: int,
+    c: int, hxw: int, group: int, eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``aten.native_group_norm``: ``(y, mean, rstd)``, each sample's groups
+    of ``c / group`` channels normalized over their channels and positions
+    (the statistics in float32 for half types, as PyTorch's kernel keeps
+    them), then the per-channel affine. PyTorch's own decomposition goes
+    through ``as_strided``, which llvmaccel does not lower."""
+    acc = torch.float32 if input.dtype in (torch.bfloat16, torch.float16) else input.dtype
+    x = input.to(acc).reshape(n, group, -1)
+    mean = x.mean(-1, keepdim=True)
+    rstd = torch.rsqrt((x - mean).square().mean(-1, keepdim=True) + eps)
+    y = ((x - mean) * rstd).reshape(input.shape)
+    per_channel = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        y = y * weight.to(acc).reshape(per_channel)
+    if bias is not None:
+        y = y + bias.to(acc).reshape(per_channel)
+    return (y.to(input.dtype), mean.reshape(n, group).to(input.dtype),
+            rstd.reshape(n, group).to(input.dtype))
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
     return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
-            aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu}
+            aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
+            aten.native_group_norm.default: native_group_norm}

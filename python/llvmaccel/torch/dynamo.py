@@ -105,6 +105,8 @@ def _decompositions() -> dict:
         aten._native_batch_norm_legit_functional, aten.native_batch_norm,
         aten._batch_norm_with_update, aten._batch_norm_with_update_functional,
         aten._batch_norm_no_update,
+        # Grid sampling (spatial transformers): gathers and elementwise ops.
+        aten.grid_sampler_2d,
     ]))
     table.update(llvmaccel_decompositions())
     return table

@@ -874,6 +874,23 @@ def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
     return (out, c.g.pool_indices(x, out))
 
 
+@_op("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+def _adaptive_max_pool(c: _Ctx, x: Node, output_size: list) -> tuple:
+    """Adaptive max pooling whose output size divides the input's in every
+    dim: the max pool with windows of ``in / out`` (its indices as
+    ``max_pool``'s, positions in the input plane); windows of different
+    sizes are left to eager."""
+    spatial = tuple(x.shape[2:])
+    out = tuple(int(o) for o in output_size)
+    if len(out) != len(spatial) or not all(isinstance(i, int) and o > 0 and i % o == 0
+                                           for i, o in zip(spatial, out, strict=True)):
+        raise LoweringError(f"adaptive max pooling of {spatial} to {out}: only output sizes "
+                            "that divide the input's are supported")
+    kernel = tuple(i // o for i, o in zip(spatial, out, strict=True))
+    pooled = c.g.pool(x, "max", kernel, kernel, (0,) * len(kernel), (1,) * len(kernel))
+    return (pooled, c.g.pool_indices(x, pooled))
+
+
 @_op("avg_pool2d", "avg_pool3d")
 def _avg_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
