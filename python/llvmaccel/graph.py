@@ -473,7 +473,7 @@ def _same_value(x: Node, y: Node) -> bool:
     if x is y:
         return True
     if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag",
-                "scatter") \
+                "scatter", "col2im") \
             or x.op != y.op or x.dtype is not y.dtype or tuple(x.shape) != tuple(y.shape) \
             or x.attrs != y.attrs or len(x.inputs) != len(y.inputs):
         return False
@@ -839,23 +839,30 @@ class Graph:
                               {"lo": tuple(p[0] for p in pads), "value": value}))
 
     def conv(self, x: Node, w: Node, bias: Node | None, stride: tuple[int, ...],
-             padding: tuple, dilation: tuple[int, ...], groups: int = 1) -> Node:
+             padding: tuple, dilation: tuple[int, ...], groups: int = 1,
+             lhs_dilation: tuple[int, ...] | None = None) -> Node:
         """Convolution (cross-correlation, as PyTorch's ``convolution``) of
         ``x`` ``[N, C, *spatial]`` with ``w`` ``[O, C / groups, *kernel]`` and
         an optional ``bias`` ``[O]``; zero ``padding`` per spatial dim, ``p``
-        on both sides or ``(lo, hi)``. Kernel sizes, channels, strides,
-        padding and dilation are static; batch and spatial sizes may be
-        symbolic."""
+        on both sides or ``(lo, hi)`` (negative: cropped). ``lhs_dilation``
+        (XLA's): the input with ``l - 1`` zeros between its elements along
+        each spatial dim, the form of a transposed convolution (PyTorch's
+        ``ConvTranspose``: stride as ``lhs_dilation``, the kernel flipped).
+        Kernel sizes, channels, strides, padding and dilations are static;
+        batch and spatial sizes may be symbolic."""
         r = x.rank - 2
         lo, hi = _padding_pairs(padding, r)
+        ld = tuple(int(v) for v in (lhs_dilation or (1,) * r))
+        if len(ld) != r or min(ld) < 1:
+            raise GraphError("conv: lhs_dilation needs one value >= 1 per spatial dim")
         if r < 1 or w.rank != x.rank:
             raise GraphError("conv needs x [N, C, *spatial] and w [O, C/groups, *kernel]")
         if not x.dtype.is_float:
             raise GraphError("conv needs floating-point operands")
         if not (len(stride) == len(dilation) == r):
             raise GraphError("conv: stride, padding and dilation need one value per spatial dim")
-        if min(stride) < 1 or min(dilation) < 1 or min(lo + hi) < 0 or groups < 1:
-            raise GraphError("conv: bad stride, padding, dilation or groups")
+        if min(stride) < 1 or min(dilation) < 1 or groups < 1:
+            raise GraphError("conv: bad stride, dilation or groups")
         o, cg = w.shape[0], w.shape[1]
         ksize = w.shape[2:]
         if not all(isinstance(d, int) for d in (o, cg, x.shape[1], *ksize)):
@@ -867,7 +874,7 @@ class Graph:
         if dt.is_half:  # accumulated in f32, the result rounded
             wide = self.conv(self.cast(x, DType.f32), self.cast(w, DType.f32),
                              None if bias is None else self.cast(bias, DType.f32),
-                             stride, padding, dilation, groups)
+                             stride, padding, dilation, groups, ld)
             return self.cast(wide, dt)
         x, w = self.cast(x, dt), self.cast(w, dt)
         inputs: tuple[Node, ...] = (x, w)
@@ -876,17 +883,55 @@ class Graph:
                 raise GraphError(f"conv: bias of shape {bias.shape}, expected ({o},)")
             inputs += (self.cast(bias, dt),)
         spatial = []
-        for d, k, s, pl, ph, dl in zip(x.shape[2:], ksize, stride, lo, hi, dilation, strict=True):
+        for d, k, s, pl, ph, dl, li in zip(x.shape[2:], ksize, stride, lo, hi, dilation, ld,
+                                          strict=True):
             span = dl * (k - 1) + 1  # type: ignore[operator]
+            if li > 1:  # the dilated input: (d - 1) * li + 1 elements
+                d = dim_op("add", dim_op("mul", d, li), 1 - li)
             size = dim_op("add", dim_op("floordiv", dim_op("add", d, pl + ph - span), s), 1)
             if isinstance(size, int) and size < 1:
                 raise GraphError("conv: the kernel is larger than the padded input")
             spatial.append(size)
         shape = (x.shape[0], o, *spatial)
-        return self._add(Node("conv", inputs, shape, dt,
-                              {"stride": tuple(stride), "padding": lo, "padding_hi": hi,
-                               "dilation": tuple(dilation), "groups": groups,
-                               "kernel": tuple(ksize)}))
+        attrs = {"stride": tuple(stride), "padding": lo, "padding_hi": hi,
+                 "dilation": tuple(dilation), "groups": groups, "kernel": tuple(ksize)}
+        if max(ld) > 1:
+            attrs["lhs_dilation"] = ld
+        return self._add(Node("conv", inputs, shape, dt, attrs))
+
+    def col2im(self, cols: Node, out_spatial: tuple[Dim, ...], stride: tuple[int, ...],
+               padding: tuple[int, ...], dilation: tuple[int, ...]) -> Node:
+        """The second half of a transposed convolution's GEMM form: ``cols``
+        ``[N, C, *kernel, *in]`` (the products of every input position with
+        every tap) summed into ``out`` ``[N, C, *out_spatial]``:
+        ``out[n, c, y] = sum of cols[n, c, k, i] over i * stride - padding +
+        k * dilation == y`` per spatial dim (taps that land outside the
+        output add nothing)."""
+        r = len(out_spatial)
+        if cols.rank != 2 + 2 * r or not cols.dtype.is_float:
+            raise GraphError("col2im needs float cols [N, C, *kernel, *in]")
+        if not len(stride) == len(padding) == len(dilation) == r:
+            raise GraphError("col2im: one stride, padding and dilation per spatial dim")
+        if not all(isinstance(k, int) for k in cols.shape[2:2 + r]):
+            raise GraphError("col2im: kernel sizes must be static")
+        return self._add(Node("col2im", (cols,), (cols.shape[0], cols.shape[1], *out_spatial),
+                              cols.dtype, {"stride": tuple(stride), "padding": tuple(padding),
+                                           "dilation": tuple(dilation),
+                                           "kernel": tuple(cols.shape[2:2 + r])}))
+
+    def flip(self, x: Node, dims: tuple[int, ...]) -> Node:
+        """``x`` reversed along each of ``dims`` (``torch.flip``, ``lax.rev``);
+        those dims' sizes must be static."""
+        import numpy as np
+
+        for d in sorted({int(d) % max(x.rank, 1) for d in dims}):
+            size = x.shape[d]
+            if not isinstance(size, int):
+                raise GraphError(f"flip: dim {d} has a symbolic size")
+            if size > 1:
+                x = self.take(x, self.constant(np.arange(size - 1, -1, -1), DType.i64), d,
+                              "clip")
+        return x
 
     def pool(self, x: Node, fn: str, kernel: tuple[int, ...], stride: tuple[int, ...],
              padding: tuple, dilation: tuple[int, ...] | None = None,

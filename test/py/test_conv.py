@@ -116,15 +116,68 @@ def test_conv_form_follows_the_channels(xs, ws, groups, gemm):
     assert bool(kernel.matmuls) == gemm, kernel.matmuls
 
 
-def test_transposed_and_integer_convolutions_fall_back():
-    x, w = torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)
-    ex = lt.explain(lambda x, w: F.conv_transpose2d(x, w), x, w)
+TRANSPOSED = {
+    # (in channels, out channels, kernel, stride, padding, output_padding,
+    # dilation, groups, input shape)
+    "t2d_s2_p1_op1": (4, 8, 3, 2, 1, 1, 1, 1, (1, 4, 8, 8)),
+    "t2d_k4_s2_groups": (4, 6, 4, 2, 1, 0, 1, 2, (2, 4, 5, 7)),
+    "t2d_dilation": (3, 5, 3, 1, 0, 0, 2, 1, (1, 3, 6, 6)),
+    "t2d_depthwise_k2": (6, 6, 2, 2, 0, 0, 1, 6, (1, 6, 5, 5)),
+    "t2d_s3_p2_op1": (4, 4, 3, 3, 2, 1, 1, 1, (1, 4, 4, 4)),
+    "t2d_gemm_channels": (16, 24, 3, 2, 1, 1, 1, 1, (1, 16, 6, 7)),
+    "t1d_s3": (3, 4, 5, 3, 2, 0, 1, 1, (2, 3, 9)),
+    "t3d_s2": (2, 3, 3, 2, 1, 1, 1, 1, (1, 2, 3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSED))
+def test_transposed_convolution_matches_eager(name):
+    """``ConvTranspose1d/2d/3d`` (stride, padding, output padding, dilation,
+    groups, bias): a GEMM per image and group, then ``col2im``."""
+    cin, cout, k, s, p, op, d, groups, shape = TRANSPOSED[name]
+    conv = {3: torch.nn.ConvTranspose1d, 4: torch.nn.ConvTranspose2d,
+            5: torch.nn.ConvTranspose3d}[len(shape)]
+    torch.manual_seed(0)
+    m = conv(cin, cout, k, s, p, output_padding=op, dilation=d, groups=groups).eval()
+    x = torch.randn(*shape)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        assert lt.explain(m, x).fully_compiled
+        fast = torch.compile(m, backend="llvmaccel", options={"strict": True})
+        torch.testing.assert_close(fast(x), m(x), rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_convolution_bf16_matches_eager():
+    """Half types: the GEMM and col2im in float32, the result rounded."""
+    torch.manual_seed(0)
+    m = torch.nn.ConvTranspose2d(8, 4, 3, 2, 1, output_padding=1).eval().to(torch.bfloat16)
+    x = torch.randn(1, 8, 6, 5, dtype=torch.bfloat16)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        fast = torch.compile(m, backend="llvmaccel", options={"strict": True})
+        torch.testing.assert_close(fast(x), m(x), rtol=2e-2, atol=2e-2)
+
+
+def test_flip_matches_eager():
+    x = torch.randn(2, 3, 4, 5)
+    fn = lambda x: torch.flip(x, (0, -1)) + torch.flip(x, (2,))  # noqa: E731
+    torch._dynamo.reset()
+    fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), fn(x))
+
+
+def test_integer_convolutions_fall_back():
+    x, w = torch.randint(0, 5, (1, 2, 5, 5)), torch.randint(0, 5, (3, 2, 3, 3))
+    ex = lt.explain(lambda x, w: F.conv2d(x, w), x, w)
     assert not ex.fully_compiled
 
 
 def test_conv_padding_never_reads_past_the_input():
     """The input (and weights) end right before a PROT_NONE page: a padding
-    read that escaped its check would fault; the child must exit cleanly."""
+    read that escaped its check would fault (transposed convolutions: a read
+    between the dilated input's elements too); the child must exit
+    cleanly."""
     code = """
         import warnings
         import numpy as np, torch, torch.nn.functional as F
@@ -136,12 +189,18 @@ def test_conv_padding_never_reads_past_the_input():
                            ((2, 2, 40), (3, 2, 9), dict(padding=4, stride=3)),
                            ((1, 1, 7, 9), (2, 1, 3, 3), dict(padding=(2, 1), dilation=2)),
                            ((1, 8, 9, 11), (16, 8, 3, 3), dict(padding=2, dilation=2)),
-                           ((2, 16, 30), (16, 16, 5), dict(padding=2))]:
+                           ((2, 16, 30), (16, 16, 5), dict(padding=2)),
+                           ((1, 3, 6, 7), (3, 4, 3, 3), dict(stride=2, padding=1,
+                                                              transposed=True)),
+                           ((1, 16, 5, 6), (16, 8, 4, 4), dict(stride=2, padding=0,
+                                                                transposed=True))]:
             x = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(xs)),
                                  dtype=np.float32))).view(xs)
             w = torch.from_numpy(guarded_array(rng.standard_normal(int(np.prod(ws)),
                                  dtype=np.float32))).view(ws)
             conv = F.conv2d if len(xs) == 4 else F.conv1d
+            if kw.pop("transposed", False):
+                conv = F.conv_transpose2d
             fn = lambda x, w: conv(x, w, **kw)
             torch._dynamo.reset()
             fast = torch.compile(fn, backend="llvmaccel", options={"strict": True})

@@ -52,7 +52,30 @@ def test_matches_jax_jit(name):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_transposed_convolution_is_unsupported():
-    fn = lambda x, w: conv(x, w, (1, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2))  # noqa: E731
-    with pytest.raises(lj.UnsupportedPrimitive, match="lhs_dilation"):
-        lj.jit(fn)(X, W)
+WT = RNG.standard_normal((3, 4, 3, 3), dtype=np.float32)
+TRANSPOSED = {
+    "lhs_dilation": (lambda x, w: conv(x, w, (1, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2)),
+                     (X, W)),
+    "lhs_dilation_negative_padding": (
+        lambda x, w: conv(x, w, (1, 2), ((-1, 2), (0, -1)), lhs_dilation=(3, 2)), (X, W)),
+    "conv_transpose_same": (
+        lambda x, w: jax.lax.conv_transpose(x, w, (2, 2), "SAME",
+                                            dimension_numbers=("NCHW", "OIHW", "NCHW")),
+        (X, W)),
+    "conv_transpose_kernel_flipped": (
+        lambda x, w: jax.lax.conv_transpose(x, w, (2, 1), ((1, 2), (0, 1)),
+                                            rhs_dilation=(1, 2), transpose_kernel=True,
+                                            dimension_numbers=("NCHW", "OIHW", "NCHW")),
+        (X, WT)),
+    "rev": (lambda x: jax.lax.rev(x, (1, 3)) + jnp.flip(x, 2), (X,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSED))
+def test_transposed_convolution_and_rev_match_jax_jit(name):
+    """``lhs_dilation`` (``lax.conv_transpose``, negative padding: cropped)
+    and ``rev`` compile (no fallback) and match ``jax.jit``."""
+    fn, args = TRANSPOSED[name]
+    want = np.asarray(jax.jit(fn)(*args))
+    got = np.asarray(lj.jit(fn, fallback=False)(*args))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

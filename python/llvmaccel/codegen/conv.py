@@ -195,8 +195,7 @@ class ConvEmitter(MatmulEmitter):
 
         def in_index(o: str, k: str) -> tuple[str, str]:
             """The input index, and whether it is inside the input."""
-            i = self.window_index(node, d, o, k)
-            return i, self.op(f"icmp ult i64 {i}, {isize}", "c")
+            return self.window_source(node, d, o, k, isize)
 
         if d < rank - 1:
             with self.loop(osize, hint="o") as o, self.loop(str(ksize), hint="k") as k:
@@ -230,12 +229,29 @@ class ConvEmitter(MatmulEmitter):
     def window_index(self, node: Node, d: int, o: str, k: str) -> str:
         """The input index of output ``o`` under tap ``k`` along spatial dim
         ``d`` of sliding window ``node``: ``o*stride - pad + k*dilation``
-        (out of range in the padding)."""
+        (out of range in the padding; of the dilated input where the node
+        has an ``lhs_dilation``)."""
         a = node.attrs
         i = self.imul(o, str(a["stride"][d]))
         if a["padding"][d]:
             i = self.op(f"sub nsw i64 {i}, {a['padding'][d]}", "i")
         return self.iadd(i, self.imul(k, str(a["dilation"][d])))
+
+    def window_source(self, node: Node, d: int, o: str, k: str, isize: str
+                      ) -> tuple[str, str]:
+        """The input index of output ``o`` under tap ``k`` along dim ``d``,
+        and whether the window reads the input there (``isize`` elements):
+        not in the padding and, with an ``lhs_dilation`` of ``l``, not on
+        one of the zeros between the input's elements (the dilated index a
+        multiple of ``l``; the input index its quotient)."""
+        j = self.window_index(node, d, o, k)
+        ld = node.attrs.get("lhs_dilation", (1,) * len(node.attrs["kernel"]))[d]
+        if ld == 1:
+            return j, self.op(f"icmp ult i64 {j}, {isize}", "c")
+        span = self.op(f"add nsw i64 {self.imul(isize, str(ld))}, {1 - ld}", "i")
+        inside = self.op(f"icmp ult i64 {j}, {span}", "c")
+        on_grid = self.op(f"icmp eq i64 {self.op(f'urem i64 {j}, {ld}', 'i')}, 0", "c")
+        return self.op(f"udiv i64 {j}, {ld}", "i"), self.op(f"and i1 {inside}, {on_grid}", "c")
 
     def emit_pool(self, node: Node, out: Buffer) -> None:
         if node.attrs["fn"] == "argmax":
@@ -264,6 +280,48 @@ class ConvEmitter(MatmulEmitter):
                     size = self._pool_divisor(node, sidx)
                     div = self.op(f"sitofp i64 {size} to {t}")
                     self.store(out, off, self.op(f"fdiv {t} {self.load(out, off)}, {div}"))
+
+    def emit_col2im(self, node: Node, out: Buffer) -> None:
+        """``out[n, c, y] += cols[n, c, k, i]`` where ``y = i * stride -
+        padding + k * dilation`` lands in the output (:meth:`Graph.col2im
+        <llvmaccel.graph.Graph.col2im>`), per output plane: the plane starts
+        at zero, then every tap adds its products in order of the taps and
+        input positions (the order of PyTorch's ``col2im``)."""
+        cols = node.inputs[0]
+        bc = self.buffer_of(cols)
+        if bc is None:
+            raise CodegenError("col2im operand is not materialized")
+        rank = node.rank - 2
+        with self.planes(node, shape_numel(cols.shape)) as (n, c):
+            self.fill_plane(node, out, [n, c], _const(0, node.dtype))
+            self._col2im_dim(node, out, bc, [n, c], 0, rank, [], [], [])
+
+    def _col2im_dim(self, node: Node, out: Buffer, bc: Buffer, nc: list[str], d: int,
+                    rank: int, kidx: list[str], iidx: list[str], oidx: list[str]) -> None:
+        """The tap and input loops of spatial dim ``d`` of :meth:`emit_col2im`
+        (nested: the later dims'); an output index outside the output skips
+        the rest of that row."""
+        cols = node.inputs[0]
+        a = node.attrs
+        t = node.dtype.llvm
+        osize, isize = self.dim(node.shape[2 + d]), self.dim(cols.shape[2 + rank + d])
+        with self.loop(str(a["kernel"][d]), hint="k") as k, self.loop(isize, hint="i") as i:
+            y = self.imul(i, str(a["stride"][d]))
+            if a["padding"][d]:
+                y = self.op(f"sub nsw i64 {y}, {a['padding'][d]}", "i")
+            y = self.iadd(y, self.imul(k, str(a["dilation"][d])))
+            inside = self.op(f"icmp ult i64 {y}, {osize}", "c")
+
+            def add() -> None:
+                off = self.linear(nc + oidx + [y], node.shape)
+                v = self.load(bc, self.linear(nc + kidx + [k] + iidx + [i], cols.shape))
+                self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {v}"))
+
+            if d < rank - 1:
+                self.when(inside, lambda: self._col2im_dim(node, out, bc, nc, d + 1, rank,
+                                                           kidx + [k], iidx + [i], oidx + [y]))
+            else:
+                self.when(inside, add)
 
     @contextmanager
     def planes(self, node: Node, work: object) -> Iterator[tuple[str, str]]:
@@ -360,15 +418,11 @@ class ConvEmitter(MatmulEmitter):
         osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
         ksize = node.attrs["kernel"][d]
 
-        def in_index(o: str, k: str) -> str:
-            return self.window_index(node, d, o, k)
-
         if d < rank - 1:
             # Out-of-range rows add nothing (conv: zeros) or only padding
             # (max: -inf; avg: zeros, the divisor counts them): skip them.
             with self.loop(osize, hint="o") as o, self.loop(str(ksize), hint="k") as k:
-                i = in_index(o, k)
-                ok = self.op(f"icmp ult i64 {i}, {isize}", "c")
+                i, ok = self.window_source(node, d, o, k, isize)
                 self.when(ok, lambda: self._window(node, out, bx, d + 1, oidx + [o], iidx + [i],
                                                    kidx + [k], fill, weight, update))
             return
@@ -376,8 +430,7 @@ class ConvEmitter(MatmulEmitter):
         with self.loop(str(ksize), hint="k") as k:
             wv = weight(kidx + [k])
             with self.loop(osize, hint="o") as o:
-                i = in_index(o, k)
-                ok = self.op(f"icmp ult i64 {i}, {isize}", "c")
+                i, ok = self.window_source(node, d, o, k, isize)
                 v = self.cond(ok, lambda: self.load(bx, self.linear(iidx + [i], x.shape)),
                               lambda: fill, t)
                 update(self.linear(oidx + [o], node.shape), v, wv)
@@ -400,7 +453,8 @@ def _reads_in_place(node: Node) -> bool:
     of each image and group are its column buffer already."""
     a = node.attrs
     return (all(k == 1 for k in a["kernel"]) and all(s == 1 for s in a["stride"])
-            and not any(a["padding"]) and not any(a["padding_hi"]))
+            and not any(a["padding"]) and not any(a["padding_hi"])
+            and "lhs_dilation" not in a)
 
 
 def conv_operands(node: Node, target: TargetInfo) -> tuple[Node, Node, str | None]:

@@ -644,11 +644,9 @@ def _permute(g: Graph, x: Node, perm: tuple[int, ...]) -> Node:
 @_rule("conv_general_dilated")
 def _conv_general_dilated(g: Graph, ins: list, eqn: Any) -> Node:
     """Convolution in any layout: operands permuted to [N, C, *spatial] and
-    [O, I, *kernel], the result permuted back to the output's layout."""
+    [O, I, *kernel], the result permuted back to the output's layout; an
+    ``lhs_dilation`` (``lax.conv_transpose``) is the graph's own."""
     p = eqn.params
-    if any(d != 1 for d in p["lhs_dilation"]):
-        raise GraphError("conv_general_dilated with lhs_dilation (a transposed "
-                         "convolution) is not supported")
     if p["batch_group_count"] != 1:
         raise GraphError("conv_general_dilated with batch_group_count is not supported")
     dn = p["dimension_numbers"]
@@ -656,10 +654,16 @@ def _conv_general_dilated(g: Graph, ins: list, eqn: Any) -> Node:
     w = _permute(g, ins[1], tuple(dn.rhs_spec))
     y = g.conv(x, w, None, tuple(p["window_strides"]),
                tuple((int(lo), int(hi)) for lo, hi in p["padding"]),
-               tuple(p["rhs_dilation"]), int(p["feature_group_count"]))
+               tuple(p["rhs_dilation"]), int(p["feature_group_count"]),
+               lhs_dilation=tuple(int(d) for d in p["lhs_dilation"]))
     y = _permute(g, y, _inverse(tuple(dn.out_spec)))
     dt = graph_dtype(eqn.outvars[0].aval.dtype)
     return y if y.dtype is dt else g.cast(y, dt)
+
+
+@_rule("rev")
+def _rev(g: Graph, ins: list, eqn: Any) -> Node:
+    return g.flip(ins[0], tuple(int(d) for d in eqn.params["dimensions"]))
 
 
 @_rule("reduce_window_max", "reduce_window_sum")

@@ -10,6 +10,7 @@ symbolic sizes (dynamic shapes) become size symbols of the graph.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import os
 import re
@@ -847,12 +848,54 @@ def _pad(c: _Ctx, x: Node, pad: Any, value: float = 0) -> Node:
 def _convolution(c: _Ctx, x: Node, w: Node, bias: Node | None, stride: list,
                  padding: list, dilation: list, transposed: bool, output_padding: list,
                  groups: int) -> Node:
-    if transposed:
-        raise LoweringError("transposed convolution is not supported")
     r = x.rank - 2
     expand = (lambda v: list(v) * r if len(v) == 1 else list(v))  # noqa: E731
-    return c.finish(c.g.conv(x, w, bias, tuple(expand(stride)), tuple(expand(padding)),
-                             tuple(expand(dilation)), int(groups)))
+    stride, padding, dilation = expand(stride), expand(padding), expand(dilation)
+    if transposed:
+        return c.finish(_conv_transpose(c.g, x, w, bias, stride, padding, dilation,
+                                        expand(output_padding), int(groups)))
+    return c.finish(c.g.conv(x, w, bias, tuple(stride), tuple(padding), tuple(dilation),
+                             int(groups)))
+
+
+def _conv_transpose(g: Graph, x: Node, w: Node, bias: Node | None, stride: list,
+                    padding: list, dilation: list, output_padding: list, groups: int
+                    ) -> Node:
+    """A transposed convolution (``ConvTranspose``: the gradient of a
+    convolution by its input), as PyTorch's CPU kernel computes it: per
+    image and group, the GEMM ``cols = W_g^T @ x_g`` (``w``: ``[C, O / groups,
+    *kernel]``; every input position times every tap), then ``col2im`` sums
+    each product into the output position ``i * stride - padding + k *
+    dilation`` it lands on; then the bias. (Its other form, a convolution of
+    the stride-dilated input with the flipped kernel, computes the zeros
+    between the input's elements too: 3-8x slower.)"""
+    ksize = [int(k) for k in w.shape[2:]]
+    r = len(ksize)
+    cin, og = int(w.shape[0]), int(w.shape[1])
+    cg, kv = cin // groups, math.prod(ksize)
+    dt = x.dtype
+    if dt.is_half:  # accumulated in f32, the result rounded
+        x, w = g.cast(x, DType.f32), g.cast(w, DType.f32)
+    spatial = tuple(x.shape[2:])
+    iv: Any = 1
+    for d in spatial:
+        iv = dim_op("mul", iv, d)
+    a = g.permute(g.reshape(w, (groups, cg, og * kv)), (0, 2, 1))  # [G, O/G * KV, C/G]
+    b = g.reshape(x, (x.shape[0], groups, cg, iv))                 # [N, G, C/G, IV]
+    cols = g.reshape(g.matmul(a, b), (x.shape[0], groups * og, *ksize, *spatial))
+    out_spatial = tuple(
+        dim_op("add", dim_op("mul", dim_op("add", i, -1), s), d * (k - 1) + op + 1 - 2 * p)
+        for i, k, s, p, d, op in zip(spatial, ksize, stride, padding, dilation, output_padding,
+                                     strict=True))
+    y = g.col2im(cols, out_spatial, tuple(stride), tuple(padding), tuple(dilation))
+    if bias is not None:
+        y = g.binary("add", y, g.reshape(g.cast(bias, y.dtype), (groups * og,) + (1,) * r))
+    return g.cast(y, dt) if y.dtype is not dt else y
+
+
+@_op("flip")
+def _flip(c: _Ctx, x: Node, dims: list) -> Node:
+    return c.finish(c.g.flip(x, tuple(int(d) for d in dims)))
 
 
 def _per_dim(v: Any, r: int, default: list | None = None) -> tuple[int, ...]:
@@ -1235,12 +1278,13 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
         if args[1].meta["val"].dim() != 1:
             return "embedding_bag with 2-d indices"
     if name == "convolution":
-        if args[6]:
-            return "transposed convolution is not supported"
         if not node.meta["val"].dtype.is_floating_point:
             return "integer convolution is not supported"
-        if any(isinstance(d, torch.SymInt) for d in args[1].meta["val"].shape[1:]):
+        if any(isinstance(d, torch.SymInt) for d in args[1].meta["val"].shape):
             return "convolution with symbolic channels or kernel sizes"
+    if name == "flip" and any(isinstance(args[0].meta["val"].shape[d], torch.SymInt)
+                              for d in args[1]):
+        return "flip along a dim of symbolic size"
     if name == "index":
         idx = args[1]
         pos = [k for k, i in enumerate(idx) if i is not None]
