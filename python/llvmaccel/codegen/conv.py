@@ -286,7 +286,8 @@ class ConvEmitter(MatmulEmitter):
         padding + k * dilation`` lands in the output (:meth:`Graph.col2im
         <llvmaccel.graph.Graph.col2im>`), per output plane: the plane starts
         at zero, then every tap adds its products in order of the taps and
-        input positions (the order of PyTorch's ``col2im``)."""
+        input positions (the order of PyTorch's ``col2im``); each tap's loop
+        covers only the positions that land inside."""
         cols = node.inputs[0]
         bc = self.buffer_of(cols)
         if bc is None:
@@ -299,29 +300,39 @@ class ConvEmitter(MatmulEmitter):
     def _col2im_dim(self, node: Node, out: Buffer, bc: Buffer, nc: list[str], d: int,
                     rank: int, kidx: list[str], iidx: list[str], oidx: list[str]) -> None:
         """The tap and input loops of spatial dim ``d`` of :meth:`emit_col2im`
-        (nested: the later dims'); an output index outside the output skips
-        the rest of that row."""
+        (nested: the later dims'). For tap ``k`` the input loop runs over
+        the positions whose output ``i * s + (k * dil - p)`` lies in
+        ``[0, out)``, bounds computed before it: no check in the loop."""
         cols = node.inputs[0]
         a = node.attrs
         t = node.dtype.llvm
+        s = a["stride"][d]
         osize, isize = self.dim(node.shape[2 + d]), self.dim(cols.shape[2 + rank + d])
-        with self.loop(str(a["kernel"][d]), hint="k") as k, self.loop(isize, hint="i") as i:
-            y = self.imul(i, str(a["stride"][d]))
-            if a["padding"][d]:
-                y = self.op(f"sub nsw i64 {y}, {a['padding'][d]}", "i")
-            y = self.iadd(y, self.imul(k, str(a["dilation"][d])))
-            inside = self.op(f"icmp ult i64 {y}, {osize}", "c")
-
-            def add() -> None:
-                off = self.linear(nc + oidx + [y], node.shape)
-                v = self.load(bc, self.linear(nc + kidx + [k] + iidx + [i], cols.shape))
-                self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {v}"))
-
-            if d < rank - 1:
-                self.when(inside, lambda: self._col2im_dim(node, out, bc, nc, d + 1, rank,
-                                                           kidx + [k], iidx + [i], oidx + [y]))
-            else:
-                self.when(inside, add)
+        with self.loop(str(a["kernel"][d]), hint="k") as k:
+            # shift = k * dil - p: output of input 0 under tap k.
+            shift = self.op(f"sub nsw i64 {self.imul(k, str(a['dilation'][d]))}, "
+                            f"{a['padding'][d]}", "i")
+            # first i with i*s + shift >= 0: ceil(-shift / s) when shift < 0.
+            neg = self.op(f"sub nsw i64 0, {shift}", "i")
+            up = self.op(f"udiv i64 {self.iadd(neg, str(s - 1))}, {s}", "i")
+            first = self.op(f"select i1 {self.op(f'icmp sgt i64 {neg}, 0', 'c')}, i64 {up}, "
+                            "i64 0", "i")
+            # last i with i*s + shift <= out - 1, exclusive: (out-1-shift)/s + 1.
+            room = self.op(f"sub nsw i64 {self.op(f'sub nsw i64 {osize}, 1', 'i')}, {shift}",
+                           "i")
+            past = self.op(f"add nsw i64 {self.op(f'udiv i64 {room}, {s}', 'i')}, 1", "i")
+            past = self.op(f"select i1 {self.op(f'icmp slt i64 {room}, 0', 'c')}, i64 0, "
+                           f"i64 {past}", "i")
+            end = self.imin(isize, past)
+            with self.loop(end, start=first, hint="i") as i:
+                y = self.iadd(self.imul(i, str(s)), shift)
+                if d < rank - 1:
+                    self._col2im_dim(node, out, bc, nc, d + 1, rank, kidx + [k], iidx + [i],
+                                     oidx + [y])
+                else:
+                    off = self.linear(nc + oidx + [y], node.shape)
+                    v = self.load(bc, self.linear(nc + kidx + [k] + iidx + [i], cols.shape))
+                    self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {v}"))
 
     @contextmanager
     def planes(self, node: Node, work: object) -> Iterator[tuple[str, str]]:
