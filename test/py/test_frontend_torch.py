@@ -659,3 +659,25 @@ def test_graph_without_tensor_inputs_returns_tensors():
     for g, w in zip(got, want, strict=True):
         assert isinstance(g, torch.Tensor)
         torch.testing.assert_close(g, w)
+
+
+HELD_OUT = {
+    # Modules and functions outside the curated models, each lowered through
+    # a decomposition PyTorch offers (elu, linalg_vector_norm, slice_scatter,
+    # bucketize) or llvmaccel's own.
+    "elu_selu_celu": lambda x: F.elu(x) + F.selu(x) + F.celu(x, 0.5) + F.elu(x, 2.0),
+    "vector_norms": lambda x: (torch.linalg.vector_norm(x, 2, dim=1) + x.norm()
+                               + torch.linalg.vector_norm(x, float("inf"), dim=0).sum()
+                               + torch.linalg.vector_norm(x, 1, dim=(0, 1), keepdim=True)
+                               + F.normalize(x, dim=1).sum()),
+    "circular_pad": lambda x: F.pad(x[None], (1, 2), mode="circular"),
+    "bucketize": lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 1.0]),
+                                           right=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT))
+def test_held_out_ops_compile_whole(name):
+    fn = HELD_OUT[name]
+    _check(fn, X, options={"strict": True})
+    _no_fallback(fn, X)

@@ -105,8 +105,11 @@ def _decompositions() -> dict:
         aten._native_batch_norm_legit_functional, aten.native_batch_norm,
         aten._batch_norm_with_update, aten._batch_norm_with_update_functional,
         aten._batch_norm_no_update,
-        # Grid sampling (spatial transformers): gathers and elementwise ops.
-        aten.grid_sampler_2d,
+        # Grid sampling (spatial transformers): gathers and elementwise ops;
+        # ELU, vector norms, slice updates (circular padding) and bucketize
+        # in ops llvmaccel lowers.
+        aten.grid_sampler_2d, aten.elu, aten.linalg_vector_norm, aten.slice_scatter,
+        aten.bucketize,
     ]))
     table.update(llvmaccel_decompositions())
     return table
