@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import composite
 from ..graph import DTYPE_BY_NAME, Dim, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
 __all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dim", "graph_dtype",
@@ -387,11 +388,26 @@ def _integer_pow(g: Graph, ins: list, eqn: Any) -> Node:
     return out
 
 
-@_rule("convert_element_type", "reduce_precision", "copy", "copy_p", "optimization_barrier")
+@_rule("convert_element_type", "copy", "copy_p", "optimization_barrier")
 def _convert(g: Graph, ins: list, eqn: Any) -> Any:
     if eqn.primitive.name == "optimization_barrier":
         return ins
     return ins[0]  # the cast is made by _fix from the result's aval
+
+
+@_rule("reduce_precision")
+def _reduce_precision(g: Graph, ins: list, eqn: Any) -> Node:
+    return composite.reduce_precision(g, ins[0], int(eqn.params["exponent_bits"]),
+                                      int(eqn.params["mantissa_bits"]))
+
+
+@_rule("is_finite")
+def _is_finite(g: Graph, ins: list, eqn: Any) -> Node:
+    return composite.is_finite(g, ins[0])
+
+
+for _p in composite.COMPOSITE_UNARY:
+    RULES[_p] = (lambda op: lambda g, ins, eqn: composite.unary(g, op, ins[0]))(_p)
 
 
 @_rule("bitcast_convert_type")

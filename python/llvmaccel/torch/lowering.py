@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import torch.fx
 
+from .. import composite
 from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
 
 __all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
@@ -196,6 +197,24 @@ def _lower_unary(name: str) -> Callable[..., Any]:
 
 for _name in _UNARY:
     _LOWER[_name] = _lower_unary(_name)
+
+
+def _lower_composite(name: str) -> Callable[..., Any]:
+    """Hyperbolic and inverse trigonometric functions (:mod:`llvmaccel.composite`);
+    integer operands are computed in the result's float type."""
+    def lower(c: _Ctx, x: Any) -> Node:
+        x = c.t(x)
+        return c.finish(composite.unary(c.g, name, c.g.cast(x, c.out_dtype or x.dtype)))
+    return lower
+
+
+for _name in ("sinh", "cosh", "tan", "atan", "asin", "acos", "asinh", "acosh", "atanh"):
+    _LOWER[_name] = _lower_composite(_name)
+
+
+@_op("isfinite")
+def _isfinite(c: _Ctx, x: Node) -> Node:
+    return c.finish(composite.is_finite(c.g, x))
 
 
 @_op("gelu")

@@ -1,0 +1,213 @@
+"""Math the graph has no primitive for, written in the ops it has.
+
+Both frontends lower these the same way (JAX's ``sinh``, ``is_finite``,
+``reduce_precision``...; PyTorch's ``aten.sinh``, ``aten.isfinite``...). Each
+form avoids the cancellation or overflow of its textbook formula where the
+ops allow (``expm1`` near zero, ``log(x) + log(2)`` for large arguments), so
+results stay within a few ulp of libm's in float32 and float64;
+:func:`reduce_precision` is exact (XLA's bit-level rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .graph import DType, Graph, GraphError, Node
+
+__all__ = ["COMPOSITE_UNARY", "is_finite", "reduce_precision", "unary"]
+
+_LN2 = math.log(2.0)
+
+
+def _s(g: Graph, x: Node, v: float) -> Node:
+    return g.scalar(v, x.dtype)
+
+
+def _float(x: Node, what: str) -> None:
+    if not x.dtype.is_float or x.dtype.is_complex:
+        raise GraphError(f"{what} needs a real floating-point operand")
+
+
+def _half_wide(fn: Callable[[Graph, Node], Node]) -> Callable[[Graph, Node], Node]:
+    """``fn`` computed in float32 for half types, the result rounded."""
+    def wrapped(g: Graph, x: Node) -> Node:
+        _float(x, fn.__name__.strip("_"))
+        if x.dtype.is_half:
+            return g.cast(fn(g, g.cast(x, DType.f32)), x.dtype)
+        return fn(g, x)
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+def _big(g: Graph, ax: Node) -> Node:
+    """``|x|`` past which ``x * x`` may overflow (and ``x + 1 == x``)."""
+    return g.binary("gt", ax, _s(g, ax, 1e18 if ax.dtype is DType.f32 else 1e150))
+
+
+def _half_exp(g: Graph, ax: Node) -> Node:
+    """``exp(|x|) / 2`` for ``ax = |x|``: exact to an ulp of exp while
+    ``exp(|x|)`` is finite, then ``exp(|x| - ln 2)`` (finite as long as
+    the half is; the rounding of ``|x| - ln 2`` costs a few ulp there)."""
+    limit = math.log(3.4028234663852886e38 if ax.dtype is DType.f32 else 1.7976931348623157e308)
+    return g.where(g.binary("lt", ax, _s(g, ax, limit)),
+                   g.binary("mul", g.unary("exp", ax), _s(g, ax, 0.5)),
+                   g.unary("exp", g.binary("sub", ax, _s(g, ax, _LN2))))
+
+
+@_half_wide
+def _sinh(g: Graph, x: Node) -> Node:
+    # Near 0 the difference of expm1s keeps every digit; past 1, e^|x| / 2
+    # less e^-|x| / 2.
+    ax = g.unary("abs", x)
+    small = g.binary("mul", g.binary("sub", g.unary("expm1", x),
+                                     g.unary("expm1", g.unary("neg", x))), _s(g, x, 0.5))
+    large = g.binary("sub", _half_exp(g, ax),
+                     g.binary("mul", g.unary("exp", g.unary("neg", ax)), _s(g, x, 0.5)))
+    return g.where(g.binary("lt", ax, _s(g, x, 1.0)), small,
+                   g.binary("mul", g.unary("sign", x), large))
+
+
+@_half_wide
+def _cosh(g: Graph, x: Node) -> Node:
+    ax = g.unary("abs", x)
+    return g.binary("add", _half_exp(g, ax),
+                    g.binary("mul", g.unary("exp", g.unary("neg", ax)), _s(g, x, 0.5)))
+
+
+@_half_wide
+def _tan(g: Graph, x: Node) -> Node:
+    return g.binary("div", g.unary("sin", x), g.unary("cos", x))
+
+
+@_half_wide
+def _atan(g: Graph, x: Node) -> Node:
+    return g.binary("atan2", x, _s(g, x, 1.0))
+
+
+def _one_minus_square_root(g: Graph, x: Node) -> Node:
+    """``sqrt((1 - x) * (1 + x))``: exact near +-1, where ``1 - x*x`` is not."""
+    return g.unary("sqrt", g.binary("mul", g.binary("sub", _s(g, x, 1.0), x),
+                                    g.binary("add", _s(g, x, 1.0), x)))
+
+
+@_half_wide
+def _asin(g: Graph, x: Node) -> Node:
+    return g.binary("atan2", x, _one_minus_square_root(g, x))
+
+
+@_half_wide
+def _acos(g: Graph, x: Node) -> Node:
+    return g.binary("atan2", _one_minus_square_root(g, x), x)
+
+
+@_half_wide
+def _asinh(g: Graph, x: Node) -> Node:
+    # asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log|x| + ln 2 where
+    # x^2 would overflow.
+    ax = g.unary("abs", x)
+    sq = g.unary("square", ax)
+    mid = g.unary("log1p", g.binary("add", ax, g.binary(
+        "div", sq, g.binary("add", _s(g, x, 1.0),
+                            g.unary("sqrt", g.binary("add", _s(g, x, 1.0), sq))))))
+    far = g.binary("add", g.unary("log", ax), _s(g, x, _LN2))
+    return g.binary("mul", g.unary("sign", x), g.where(_big(g, ax), far, mid))
+
+
+@_half_wide
+def _acosh(g: Graph, x: Node) -> Node:
+    # acosh x = log1p(t + sqrt(t * (t + 2))), t = x - 1 (exact near 1);
+    # log x + ln 2 where t * t would overflow; NaN below 1.
+    t = g.binary("sub", x, _s(g, x, 1.0))
+    mid = g.unary("log1p", g.binary("add", t, g.unary(
+        "sqrt", g.binary("mul", t, g.binary("add", t, _s(g, x, 2.0))))))
+    far = g.binary("add", g.unary("log", x), _s(g, x, _LN2))
+    return g.where(g.binary("ge", x, _s(g, x, 1.0)), g.where(_big(g, x), far, mid),
+                   _s(g, x, math.nan))
+
+
+@_half_wide
+def _atanh(g: Graph, x: Node) -> Node:
+    # 0.5 * (log1p(x) - log1p(-x)): each term exact to an ulp of itself (1 - x
+    # is exact near 1); +-inf at +-1, NaN beyond.
+    return g.binary("mul", _s(g, x, 0.5), g.binary("sub", g.unary("log1p", x),
+                                                    g.unary("log1p", g.unary("neg", x))))
+
+
+@_half_wide
+def _cbrt(g: Graph, x: Node) -> Node:
+    ax = g.unary("abs", x)
+    root = g.binary("pow", ax, _s(g, x, 1.0 / 3.0))
+    # pow rounds cubes of small integers a little off: one Newton step.
+    root = g.binary("sub", root, g.binary("div", g.binary(
+        "sub", g.binary("mul", g.unary("square", root), root), ax),
+        g.binary("mul", _s(g, x, 3.0), g.unary("square", root))))
+    fixed = g.where(g.binary("gt", ax, _s(g, x, 0.0)), root, ax)  # 0 (and NaN, inf) as is
+    fixed = g.where(g.binary("lt", ax, _s(g, x, math.inf)), fixed, ax)
+    return g.binary("mul", g.unary("sign", x), fixed)
+
+
+#: The unary math these functions add, by name (JAX's primitive names).
+COMPOSITE_UNARY: dict[str, Callable[[Graph, Node], Node]] = {
+    "sinh": _sinh, "cosh": _cosh, "tan": _tan, "atan": _atan, "asin": _asin, "acos": _acos,
+    "asinh": _asinh, "acosh": _acosh, "atanh": _atanh, "cbrt": _cbrt,
+}
+
+
+def unary(g: Graph, op: str, x: Node) -> Node:
+    """``op(x)`` for an op of :data:`COMPOSITE_UNARY`."""
+    return COMPOSITE_UNARY[op](g, x)
+
+
+def is_finite(g: Graph, x: Node) -> Node:
+    """Neither infinite nor NaN (bool); integers are always finite."""
+    if not x.dtype.is_float:
+        return g.binary("eq", x, x)
+    return g.binary("lt", g.unary("abs", x), g.scalar(math.inf, x.dtype))
+
+
+_LAYOUT = {DType.f32: (DType.i32, 8, 23), DType.f64: (DType.i64, 11, 52)}
+
+
+def reduce_precision(g: Graph, x: Node, exponent_bits: int, mantissa_bits: int) -> Node:
+    """XLA's ``ReducePrecision``: ``x`` rounded to ``mantissa_bits`` of
+    mantissa (to nearest, ties to even) and to the range of
+    ``exponent_bits`` of exponent (overflow to +-inf, values at or below the
+    smallest normal exponent to +-0), kept in ``x``'s type; NaN stays NaN.
+    Half types are widened to float32 and rounded back
+    (exact: the result has no more bits than they)."""
+    _float(x, "reduce_precision")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise GraphError("reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0")
+    if x.dtype.is_half:
+        return g.cast(reduce_precision(g, g.cast(x, DType.f32), exponent_bits, mantissa_bits),
+                      x.dtype)
+    it, ebits, mbits = _LAYOUT[x.dtype]
+    width = 1 + ebits + mbits
+
+    def c(v: int) -> Node:
+        v &= (1 << width) - 1  # the pattern, as the signed integer of that width
+        return g.scalar(v - (1 << width) if v >> (width - 1) else v, it)
+
+    bits = g.bitcast(x, it)
+    out = bits
+    if mantissa_bits < mbits:
+        shift = mbits - mantissa_bits
+        last = 1 << shift  # the lowest mantissa bit kept
+        odd = g.binary("and", g.binary("lshr", out, c(shift)), c(1))
+        bias = g.binary("add", odd, c((last >> 1) - 1))
+        out = g.binary("and", g.binary("add", out, bias), c(~(last - 1)))
+    if exponent_bits < ebits:
+        bias = (1 << (ebits - 1)) - 1
+        reduced = (1 << (exponent_bits - 1)) - 1
+        exp_mask = ((1 << ebits) - 1) << mbits
+        sign = g.binary("and", out, c(1 << (width - 1)))
+        exponent = g.binary("and", out, c(exp_mask))
+        # The exponent field is unsigned: compared as such through a shift
+        # down to its low bits.
+        field = g.binary("lshr", exponent, c(mbits))
+        over = g.binary("gt", field, c(bias + reduced))
+        under = g.binary("le", field, c(bias - reduced))
+        out = g.where(over, g.binary("or", sign, c(exp_mask)), g.where(under, sign, out))
+    # A NaN would lose its mantissa bits to the rounding: kept as it is.
+    return g.where(g.binary("ne", x, x), x, g.bitcast(out, x.dtype))
