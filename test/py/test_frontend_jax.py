@@ -317,3 +317,25 @@ def test_calls_on_jax_arrays_dispatch_through_xla(monkeypatch):
     g = lj.jit(fn, polymorphic_shapes=["b, 10", None])
     np.testing.assert_array_equal(np.asarray(g(xj, wj)[1]), np.asarray(want[1]))
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_take_along_axis_matches_jax_jit(mode, axis):
+    """``jnp.take_along_axis`` (a gather with batching dims: every operand
+    dim but the axis), negative and out-of-range indices included, and the
+    top-2 of ``argsort``."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    shape = list(x.shape)
+    shape[axis] = 3
+    idx = rng.integers(-8, 8, shape).astype(np.int32)
+
+    def fn(x, i):
+        return jnp.take_along_axis(x, i, axis=axis, mode=mode)
+
+    np.testing.assert_array_equal(np.asarray(lj.jit(fn, fallback=False)(x, idx)),
+                                  np.asarray(jax.jit(fn)(x, idx)))
+    top = lambda x: jnp.take_along_axis(x, jnp.argsort(x, axis=1)[:, :2], axis=1)  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(lj.jit(top, fallback=False)(x)),
+                                  np.asarray(jax.jit(top)(x)))

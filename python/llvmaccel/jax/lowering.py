@@ -842,7 +842,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     p = eqn.params
     dn = p["dimension_numbers"]
     if getattr(dn, "operand_batching_dims", ()) or getattr(dn, "start_indices_batching_dims", ()):
-        raise UnsupportedPrimitive("gather", "batching dims")
+        return _gather_along_axis(g, x, idx, eqn)
     sim = tuple(dn.start_index_map)
     collapsed = tuple(dn.collapsed_slice_dims)
     sizes = _shape(p["slice_sizes"])
@@ -916,6 +916,36 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
             perm.append(bat_src[bi])
             bi += 1
     return g.permute(out, tuple(perm))
+
+
+def _gather_along_axis(g: Graph, x: Node, idx: Node, eqn: Any) -> Node:
+    """A gather whose batching dims are every operand dim but one axis, in
+    the index's own positions (``jnp.take_along_axis``): ``torch.gather``
+    along that axis, out-of-range indices clamped (CLIP) or giving the fill
+    value (FILL_OR_DROP)."""
+    p = eqn.params
+    dn = p["dimension_numbers"]
+    sim, r = tuple(dn.start_index_map), x.rank
+    axis = sim[0] if len(sim) == 1 else -1
+    others = tuple(d for d in range(r) if d != axis)
+    if not (len(sim) == 1 and tuple(dn.collapsed_slice_dims) == sim and not dn.offset_dims
+            and tuple(dn.operand_batching_dims) == others
+            and tuple(dn.start_indices_batching_dims) == others and idx.rank == r + 1
+            and idx.shape[-1] == 1 and all(int(s) == 1 for s in p["slice_sizes"])):
+        raise UnsupportedPrimitive("gather", "batching dims other than take_along_axis's")
+    ind = g.reshape(idx, tuple(idx.shape[:-1]))
+    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    out = g.gather(x, ind, axis, "clip")
+    if "FILL" not in mode:
+        return out
+    fill = p.get("fill_value")
+    if fill is None:
+        fill = float("nan") if x.dtype.is_float else (
+            True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
+    n = _static("gather", x.shape[axis], f"dim {axis} of the operand")
+    inside = g.binary("and", g.binary("ge", ind, g.scalar(0, ind.dtype)),
+                      g.binary("lt", ind, g.scalar(n, ind.dtype)))
+    return g.where(inside, out, g.scalar(fill, x.dtype))
 
 
 _SCATTER = {"scatter": "set", "scatter-add": "add", "scatter-mul": "mul",
