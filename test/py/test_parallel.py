@@ -262,11 +262,11 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
     rng = np.random.default_rng(4)
     g = Graph()
     if case == "conv1x1":
-        x = g.input("x", (2, 80, 17, 19), DType.f32)
-        w = g.input("w", (72, 80, 1, 1), DType.f32)
+        x = g.input("x", (2, 128, 17, 19), DType.f32)
+        w = g.input("w", (96, 128, 1, 1), DType.f32)
         g.set_outputs([g.conv(x, w, None, (1, 1), (0, 0), (1, 1))])
-        xs = [rng.standard_normal((2, 80, 17, 19)).astype(np.float32),
-              rng.standard_normal((72, 80, 1, 1)).astype(np.float32)]
+        xs = [rng.standard_normal((2, 128, 17, 19)).astype(np.float32),
+              rng.standard_normal((96, 128, 1, 1)).astype(np.float32)]
         want = np.einsum("nchw,oc->nohw", xs[0].astype(np.float64), xs[1][:, :, 0, 0])
     else:
         dt = DType.bf16 if case == "bf16" else DType.f32
@@ -588,9 +588,9 @@ def _decode_graph(steps: int, hidden: int, vocab: int, check: bool) -> Graph:
 def test_scan_body_steps_split_between_threads():
     """A scan's loop runs on every thread of the SPMD body and the loop nests
     of its body are steps in rounds (one per iteration): the decode step's
-    vector-matrix product has its columns chunked, the carry copy is a step
-    of its own; the results are the serial kernel's bits, and a large
-    enough body makes the kernel parallel at all."""
+    vector-matrix product has its columns chunked, and the small steps
+    after it share one claimed chunk; the results are the serial kernel's
+    bits, and a large enough body makes the kernel parallel at all."""
     steps, hidden, vocab = 9, 256, 1024  # B of 2**18 elements: past MIN_WORK
     g = _decode_graph(steps, hidden, vocab, check=False)
     spmd = generate(g).ir
@@ -599,6 +599,9 @@ def test_scan_body_steps_split_between_threads():
     rounds = [ln for ln in spmd.splitlines()
               if "@llvmaccel_parallel_claim(" in ln and "%par.round" in ln]
     assert any("i64 %par.chunks, i64 %par.tid)" in ln for ln in rounds), rounds
+    # Two hand-offs an iteration: the product's chunks, then one chunk for
+    # the small steps after it (argmax, gather, tanh, token, carry copy).
+    assert len(rounds) == 2 and "i64 1, i64 %par.tid)" in rounds[1], rounds
     rng = np.random.default_rng(5)
     xs = [rng.standard_normal((1, hidden)).astype(np.float32),
           rng.standard_normal((vocab, hidden)).astype(np.float32),
@@ -666,10 +669,10 @@ def test_scan_with_a_library_step_runs_on_the_pool(monkeypatch):
     if blas.load() is None:
         pytest.skip(f"no BLAS library: {blas.status()}")
     g = Graph()
-    h0 = g.input("h0", (64, 256), DType.f32)
+    h0 = g.input("h0", (512, 256), DType.f32)  # a tanh of 2**17 elements: chunked
     w = g.input("w", (256, 256), DType.f32)
     body = Graph()
-    bw, h = body.input("w", (256, 256), DType.f32), body.input("h", (64, 256), DType.f32)
+    bw, h = body.input("w", (256, 256), DType.f32), body.input("h", (512, 256), DType.f32)
     body.set_outputs([body.unary("tanh", body.matmul(h, bw))])
     g.set_outputs(g.scan(body, [w], [h0], [], 5))
     kern = generate(g)
@@ -677,7 +680,7 @@ def test_scan_with_a_library_step_runs_on_the_pool(monkeypatch):
     assert "@llvmaccel_parallel_run_pool(" in kern.ir and "run_segmented" not in kern.ir
     c = compile_graph(g)
     rng = np.random.default_rng(7)
-    xs = [rng.standard_normal((64, 256)).astype(np.float32),
+    xs = [rng.standard_normal((512, 256)).astype(np.float32),
           (rng.standard_normal((256, 256)) * 0.05).astype(np.float32)]
     outs = []
     for n in (1, 2):

@@ -93,6 +93,8 @@ class EmitterCore:
         # round and the round counter's slot (or "").
         self.par_open: tuple = ("", "", 0, {}, "0", "", 0, 0)
         self.par_loops = 0  # loops of the SPMD body (a scan's) open here
+        self.par_one = False  # the open step is one chunk (its loops run whole)
+        self.par_held = False  # the open step of one chunk takes the small steps after it
         self.par_loop_library = False  # a step in a loop calls the library
         self.par_cap = 1  # the most threads the kernel runs with
 
@@ -242,6 +244,9 @@ class EmitterCore:
         from .parallel import MIN_WORK
 
         self.par_pending = False
+        if isinstance(work, int) and work < MIN_WORK:
+            self.par_one = True  # the step is one chunk: every loop of it runs whole
+            return "0", n
         self.par_work.append(work)
         tid, nth = self.par_chunk, "%par.chunks"
         big = self.op(f"icmp sge i64 {self.dim(work)}, {MIN_WORK}", "c")
@@ -259,7 +264,7 @@ class EmitterCore:
         end = self.op(f"select i1 {big}, i64 {hi}, i64 {whole}", "i")
         return begin, end
 
-    def step(self, body: Callable[[], None]) -> None:
+    def step(self, body: Callable[[], None], small: bool = False) -> None:
         """One step of the kernel (a loop nest and its checks): ``body()``.
         In the SPMD body the step's chunks (``%par.chunks`` of them when the
         body chunked its outermost loop, see :meth:`par_range`, else one)
@@ -267,13 +272,32 @@ class EmitterCore:
         (``llvmaccel_parallel_claim``), and every thread waits for the
         previous step's chunks before it claims (a thread that sees an
         error there returns it). The body may end its step and go on in a
-        new one (:meth:`step_break`)."""
+        new one (:meth:`step_break`).
+
+        ``small``: the body's work is known to stay below MIN_WORK. Such a
+        step of one chunk is held open, and the small steps that follow run
+        in it, on the thread that claimed it, one after the other: no
+        barrier between them (an argmax, a gather and a carry copy of a
+        decode step are one hand-off, not three)."""
         if not self.spmd:
             body()
             return
-        self._step_open()
+        if not (small and self.par_held):
+            self.par_flush()
+            self._step_open()
         body()
+        if self.par_held:  # ran in the held step, which stays open
+            return
+        if small and (self.par_pending or self.par_one):
+            self.par_pending, self.par_one, self.par_held = False, True, True
+            return
         self._step_close()
+
+    def par_flush(self) -> None:
+        """Closes a held step of one chunk (:meth:`step`); a no-op when
+        there is none."""
+        if self.par_held:
+            self._step_close()
 
     def step_break(self) -> None:
         """Inside a step's body, at its top level (no loop open): ends the
@@ -290,6 +314,7 @@ class EmitterCore:
         """In the SPMD body, outside every step: waits until the last step
         emitted is done (on a thread's failure, returns its code), so that
         the next step need not. A no-op elsewhere."""
+        self.par_flush()
         if not (self.spmd and self.par_prev):
             return
         s, r, chunks = self.par_prev
@@ -358,12 +383,13 @@ class EmitterCore:
                          self.blas_calls)
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
+        self.par_one = self.par_held = False
 
     def _step_close(self) -> None:
         head, nxt, claim_at, saved, rnd, slot, yield_at, calls = self.par_open
         s = self.par_steps
-        chunks = "1" if self.par_pending else "%par.chunks"
-        self.par_pending = False
+        chunks = "1" if self.par_pending or self.par_one else "%par.chunks"
+        self.par_pending = self.par_one = self.par_held = False
         done_at = len(self.body)
         self.line(f"call void @llvmaccel_parallel_done(ptr %par.team, i64 {s}, i64 {rnd}, "
                   "i64 <chunks>)")

@@ -154,13 +154,26 @@ def node_work(n: Node) -> object:
         return product_work(n.shape[-2], n.shape[-1], n.inputs[0].shape[-1],
                             shape_numel(n.shape[:-2]))
     if n.op == "conv":  # each output sums a window of every input channel
+        from .conv import _gemm_form
+
         w = n.inputs[1].shape
+        if not _gemm_form(n):  # direct loops: a multiply-add per output and tap
+            return dim_op("mul", shape_numel(n.shape), shape_numel(w[1:]))
         return product_work(n.shape[1], shape_numel(n.shape[2:]), shape_numel(w[1:]), n.shape[0])
     if n.op == "col2im":  # every product is added once
         return shape_numel(n.inputs[0].shape)
     if n.op == "pool":  # each output reads a window
         return dim_op("mul", shape_numel(n.shape), shape_numel(n.attrs["kernel"]))
     return shape_numel(n.shape)
+
+
+def small_node(n: Node) -> bool:
+    """Whether ``n``'s loop nest is known to stay below :data:`MIN_WORK`:
+    its work, its result and every operand (a reduction's input counts, not
+    just its few outputs). Such a step of one chunk may share the claimed
+    chunk of the one before it (:meth:`EmitterCore.step`)."""
+    sizes = [node_work(n), shape_numel(n.shape), *(shape_numel(x.shape) for x in n.inputs)]
+    return all(isinstance(v, int) and v < MIN_WORK for v in sizes)
 
 
 def thread_row(e: EmitterCore, buf: Buffer, row: tuple) -> Buffer:
