@@ -673,6 +673,12 @@ HELD_OUT = {
     "circular_pad": lambda x: F.pad(x[None], (1, 2), mode="circular"),
     "bucketize": lambda x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 1.0]),
                                            right=True),
+    "diagonal_trace": lambda x: (torch.diagonal(x, 2) * 2, torch.diagonal(x.T, -1),
+                                 torch.trace(x[:, :6]), torch.diag(x[0]),
+                                 torch.diagonal(x, 20).sum()),
+    "searchsorted": lambda x: (torch.searchsorted(torch.sort(x[0]).values, x),
+                               torch.searchsorted(torch.sort(x[1]).values, x, side="right",
+                                                  out_int32=True)),
 }
 
 

@@ -149,9 +149,23 @@ def native_group_norm(
             rstd.reshape(n, group).to(input.dtype))
 
 
+def searchsorted(sorted_sequence: torch.Tensor, values: torch.Tensor, *,
+                 out_int32: bool = False, right: bool = False, side: str | None = None,
+                 sorter: torch.Tensor | None = None) -> torch.Tensor:
+    """``aten.searchsorted.Tensor`` over one sorted 1-D sequence: the same
+    rule as ``bucketize`` with the sequence as the boundaries (which PyTorch
+    decomposes into comparisons and a sum); batched sequences and a
+    ``sorter`` are left to the op."""
+    if sorted_sequence.dim() != 1 or sorter is not None:
+        return NotImplemented
+    return torch.bucketize(values, sorted_sequence, out_int32=out_int32,
+                           right=bool(right or side == "right"))
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
     return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
-            aten.native_group_norm.default: native_group_norm}
+            aten.native_group_norm.default: native_group_norm,
+            aten.searchsorted.Tensor: searchsorted}

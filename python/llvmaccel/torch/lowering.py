@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.fx
 
@@ -758,6 +759,25 @@ def _squeeze(c: _Ctx, x: Node, *args: Any) -> Node:
 @_op("permute", "permute_copy")
 def _permute(c: _Ctx, x: Node, perm: Any) -> Node:
     return c.finish(c.g.permute(x, tuple(perm)))
+
+
+@_op("diagonal", "diagonal_copy")
+def _diagonal(c: _Ctx, x: Node, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Node:
+    """``torch.diagonal`` (``trace``, ``diag`` decompose to it): the two dims
+    moved last and merged, then a take of the diagonal's positions in them
+    (``i * n2 + i + offset``, or ``(i - offset) * n2 + i`` below the main
+    diagonal)."""
+    g = c.g
+    d1, d2 = dim1 % x.rank, dim2 % x.rank
+    n1, n2 = x.shape[d1], x.shape[d2]
+    if not (isinstance(n1, int) and isinstance(n2, int)):
+        raise LoweringError("diagonal of dims with symbolic sizes")
+    rest = [d for d in range(x.rank) if d not in (d1, d2)]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    i = np.arange(length)
+    pos = (i + max(-offset, 0)) * n2 + i + max(offset, 0)  # (row, column) of the diagonal
+    merged = g.reshape(g.permute(x, (*rest, d1, d2)), (*(x.shape[d] for d in rest), n1 * n2))
+    return c.finish(g.take(merged, g.constant(pos, DType.i64), len(rest), "clip"))
 
 
 @_op("transpose", "t", "numpy_T")
