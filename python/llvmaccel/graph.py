@@ -920,8 +920,8 @@ class Graph:
                                            "kernel": tuple(cols.shape[2:2 + r])}))
 
     def flip(self, x: Node, dims: tuple[int, ...]) -> Node:
-        """``x`` reversed along each of ``dims`` (``torch.flip``, ``lax.rev``);
-        those dims' sizes must be static."""
+        """``x`` reversed along each of ``dims`` (``torch.flip``); those dims'
+        sizes must be static."""
         import numpy as np
 
         for d in sorted({int(d) % max(x.rank, 1) for d in dims}):

@@ -298,3 +298,19 @@ def test_loops_and_sorts_inside_branches():
     x = _r(5, 6)
     for p in (True, False):
         _check(f, np.bool_(p), x)
+
+
+def test_platform_dependent_takes_the_cpu_branch_inlined():
+    """``lax.platform_dependent`` (inside ``jnp.diag``): ``platform_index``
+    is the CPU's branch, known when tracing, and the ``cond`` it feeds is
+    that branch inlined (no switch left in the graph)."""
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+
+    def fn(x):
+        picked = jax.lax.platform_dependent(x, cpu=lambda x: x * 2, default=lambda x: x * 3)
+        return jnp.diag(x), jnp.trace(x), jnp.diag(x, 1), picked
+
+    f = lj.jit(fn, fallback=False)
+    for got, want in zip(f(x), jax.jit(fn)(x), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert not any(n.op == "switch" for n in f.compiled_for(x).graph.nodes)

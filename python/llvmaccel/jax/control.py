@@ -86,8 +86,29 @@ def _inline(closed: Any, g: Graph, args: list[Node]) -> list[Node]:
 
 @_rule("cond")
 def _cond(g: Graph, ins: list, eqn: Any) -> list[Node]:
-    branches = [_region(b, "branch") for b in eqn.params["branches"]]
-    return g.switch(ins[0], branches, ins[1:])
+    """``lax.cond``/``switch`` as a branch of the kernel; with an index known
+    when tracing (a ``platform_index``'s), the chosen branch inlined."""
+    branches = eqn.params["branches"]
+    index = ins[0]
+    if index.op == "scalar":  # XLA's rule: out of range is the last branch
+        k = int(index.attrs["value"])
+        return _inline(branches[k if 0 <= k < len(branches) else -1], g, list(ins[1:]))
+    return g.switch(index, [_region(b, "branch") for b in branches], ins[1:])
+
+
+@_rule("platform_index")
+def _platform_index(g: Graph, ins: list, eqn: Any) -> Node:
+    """The branch ``lax.platform_dependent`` takes when lowering for the CPU
+    (``jnp.diag``'s, for one): the first entry naming ``cpu``, else the
+    default (``None``)."""
+    platforms = eqn.params["platforms"]
+    for k, names in enumerate(platforms):
+        if names is not None and "cpu" in names:
+            return g.scalar(k, DType.i32)
+    for k, names in enumerate(platforms):
+        if names is None:
+            return g.scalar(k, DType.i32)
+    raise UnsupportedPrimitive("platform_index", f"no branch for the CPU in {platforms}")
 
 
 @_rule("sort")

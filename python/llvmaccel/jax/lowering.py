@@ -677,11 +677,6 @@ def _conv_general_dilated(g: Graph, ins: list, eqn: Any) -> Node:
     return y if y.dtype is dt else g.cast(y, dt)
 
 
-@_rule("rev")
-def _rev(g: Graph, ins: list, eqn: Any) -> Node:
-    return g.flip(ins[0], tuple(int(d) for d in eqn.params["dimensions"]))
-
-
 @_rule("reduce_window_max", "reduce_window_sum")
 def _reduce_window(g: Graph, ins: list, eqn: Any) -> Node:
     """Max or sum over sliding windows: the windowed dims become the spatial
