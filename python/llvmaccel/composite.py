@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from .graph import DType, Graph, GraphError, Node
 
-__all__ = ["COMPOSITE_UNARY", "is_finite", "reduce_precision", "unary"]
+__all__ = ["COMPOSITE_UNARY", "is_finite", "reduce_precision", "total_order_key", "unary"]
 
 _LN2 = math.log(2.0)
 
@@ -164,6 +164,22 @@ def is_finite(g: Graph, x: Node) -> Node:
     if not x.dtype.is_float:
         return g.binary("eq", x, x)
     return g.binary("lt", g.unary("abs", x), g.scalar(math.inf, x.dtype))
+
+
+def total_order_key(g: Graph, x: Node) -> Node:
+    """An integer whose signed order is IEEE 754's total order of ``x``
+    (``-NaN < -inf < ... < -0 < +0 < ... < inf < NaN``): the bits, with the
+    magnitude bits of negative values flipped. Integers are their own key;
+    half types go through float32 (exact, sign and NaN kept)."""
+    if not x.dtype.is_float:
+        return x
+    if x.dtype.is_half:
+        x = g.cast(x, DType.f32)
+    it, ebits, mbits = _LAYOUT[x.dtype]
+    width = 1 + ebits + mbits
+    bits = g.bitcast(x, it)
+    sign = g.binary("ashr", bits, g.scalar(width - 1, it))  # all ones for negatives
+    return g.binary("xor", bits, g.binary("and", sign, g.scalar((1 << (width - 1)) - 1, it)))
 
 
 _LAYOUT = {DType.f32: (DType.i32, 8, 23), DType.f64: (DType.i64, 11, 52)}

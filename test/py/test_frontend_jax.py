@@ -339,3 +339,23 @@ def test_take_along_axis_matches_jax_jit(mode, axis):
     top = lambda x: jnp.take_along_axis(x, jnp.argsort(x, axis=1)[:, :2], axis=1)  # noqa: E731
     np.testing.assert_array_equal(np.asarray(lj.jit(top, fallback=False)(x)),
                                   np.asarray(jax.jit(top)(x)))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("method", ["scan", "compare_all", "sort"])
+def test_searchsorted_and_interp_match_jax_jit(side, method):
+    """``jnp.searchsorted`` (a gather keeping its size-1 slice dim, unsigned
+    indices, comparisons in IEEE total order: NaN after everything, -0
+    before +0) and ``jnp.interp``."""
+    a = np.sort(np.array([-2.0, -0.0, 0.0, 0.5, 0.5, 1.0, 3.0, np.nan], np.float32))
+    v = np.array([-3.0, -0.0, 0.0, 0.5, 0.7, 3.0, 9.0, np.nan, -np.inf, np.inf], np.float32)
+
+    def fn(a, v):
+        return jnp.searchsorted(a, v, side=side, method=method)
+
+    np.testing.assert_array_equal(np.asarray(lj.jit(fn, fallback=False)(a, v)),
+                                  np.asarray(jax.jit(fn)(a, v)))
+    xp, fp = np.array([-1.0, 0.0, 2.0], np.float32), np.array([0.0, 2.0, 1.0], np.float32)
+    x = np.linspace(-2, 3, 11).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(lj.jit(jnp.interp, fallback=False)(x, xp, fp)),
+                               np.asarray(jax.jit(jnp.interp)(x, xp, fp)), rtol=1e-6)

@@ -29,7 +29,18 @@ from typing import Any
 import numpy as np
 
 from .. import composite
-from ..graph import DTYPE_BY_NAME, Dim, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+from ..graph import (
+    DTYPE_BY_NAME,
+    Dim,
+    DType,
+    Graph,
+    GraphError,
+    Node,
+    Sym,
+    SymExpr,
+    dim_op,
+    promote,
+)
 
 __all__ = ["RULES", "UnsupportedPrimitive", "lower_jaxpr", "graph_dim", "graph_dtype",
            "is_symbolic"]
@@ -399,6 +410,17 @@ def _convert(g: Graph, ins: list, eqn: Any) -> Any:
 def _reduce_precision(g: Graph, ins: list, eqn: Any) -> Node:
     return composite.reduce_precision(g, ins[0], int(eqn.params["exponent_bits"]),
                                       int(eqn.params["mantissa_bits"]))
+
+
+@_rule("lt_to", "le_to", "eq_to")
+def _total_order_compare(g: Graph, ins: list, eqn: Any) -> Node:
+    """Comparisons in IEEE 754's total order (``jnp.searchsorted``'s), on
+    integer keys of the values (:func:`composite.total_order_key`)."""
+    op = {"lt_to": "lt", "le_to": "le", "eq_to": "eq"}[eqn.primitive.name]
+    a, b = ins
+    dt = promote(a.dtype, b.dtype)
+    return g.binary(op, composite.total_order_key(g, g.cast(a, dt)),
+                    composite.total_order_key(g, g.cast(b, dt)))
 
 
 @_rule("is_finite")
@@ -840,12 +862,27 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         return _gather_along_axis(g, x, idx, eqn)
     sim = tuple(dn.start_index_map)
     collapsed = tuple(dn.collapsed_slice_dims)
+    offset_dims = tuple(dn.offset_dims)
     sizes = _shape(p["slice_sizes"])
     mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
     if idx.rank == 1 and idx.shape[0] == len(sim) and not collapsed and \
-            tuple(dn.offset_dims) == tuple(range(x.rank)) and "FILL" not in mode:
+            offset_dims == tuple(range(x.rank)) and "FILL" not in mode:
         # One window (what slicing with symbolic bounds gives: x[1:], x[3:4]).
         return _gather_window(g, x, idx, sim, eqn)
+    # Indexed dims of slice size 1 kept as offset dims of size 1 (the gather
+    # jnp.searchsorted and jnp.interp make: x[i] with a trailing 1): gathered
+    # as if collapsed, the 1s put back by a reshape.
+    kept = tuple(d for d in sim if d not in collapsed)
+    full_shape = None
+    if kept and set(collapsed) <= set(sim) and all(sizes[d] == 1 for d in sim):
+        operand_offsets = [d for d in range(x.rank) if d not in collapsed]
+        dropped = [offset_dims[k] for k, d in enumerate(operand_offsets) if d in kept]
+        offset_dims = tuple(q - sum(1 for r in dropped if r < q)
+                            for k, q in enumerate(offset_dims) if operand_offsets[k] not in kept)
+        collapsed = tuple(sorted(sim))
+        full_shape = _shape(eqn.outvars[0].aval.shape)
+    if idx.dtype not in (DType.i32, DType.i64):  # unsigned or narrow indices: as i64
+        idx = g.cast(idx, DType.i64)
     whole = all(sizes[d] == x.shape[d] for d in range(x.rank) if d not in sim)
     if not sim or collapsed != sim or any(sizes[d] != 1 for d in sim) or not whole or \
             list(sim) != list(range(sim[0], sim[0] + len(sim))):
@@ -897,7 +934,6 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     # offset (slice) dims at offset_dims and the batch dims elsewhere in order.
     nb = ind.rank
     cur = list(range(axis)) + [None] * nb + list(range(axis + 1, x.rank))
-    offset_dims = tuple(dn.offset_dims)
     out_rank = nb + len(offset_dims)
     perm: list[int] = []
     off_src = [k for k, c in enumerate(cur) if c is not None]
@@ -910,7 +946,8 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
         else:
             perm.append(bat_src[bi])
             bi += 1
-    return g.permute(out, tuple(perm))
+    out = g.permute(out, tuple(perm))
+    return out if full_shape is None else g.reshape(out, full_shape)
 
 
 def _gather_along_axis(g: Graph, x: Node, idx: Node, eqn: Any) -> Node:
