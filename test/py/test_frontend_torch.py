@@ -687,3 +687,37 @@ def test_held_out_ops_compile_whole(name):
     fn = HELD_OUT[name]
     _check(fn, X, options={"strict": True})
     _no_fallback(fn, X)
+
+
+@pytest.mark.parametrize("case", ["median_dim", "median_all", "median_int", "kthvalue",
+                                  "kthvalue_keepdim_last"])
+def test_median_and_kthvalue_compile(case):
+    """Median (lower; NaN and the first NaN's index where a slice has one)
+    and kthvalue (NaN the largest) through a stable sort: eager's values,
+    and indices that point at them (which of equal values eager picks is
+    not specified)."""
+    x = torch.randn(5, 7, generator=torch.Generator().manual_seed(4))
+    x[1, 3] = float("nan")
+    x[2, 2] = x[2, 5]
+    dim, fn = {
+        "median_dim": (1, lambda x: torch.median(x, 1)),
+        "median_all": (None, lambda x: torch.median(x[2:])),
+        "median_int": (0, lambda x: torch.median((x[2:] * 4).long(), 0)),
+        "kthvalue": (0, lambda x: torch.kthvalue(x, 3, 0)),
+        "kthvalue_keepdim_last": (1, lambda x: torch.kthvalue(x, 7, 1, keepdim=True)),
+    }[case]
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(fn, backend="llvmaccel", options={"strict": True})(x)
+        want = fn(x)
+        assert lt.explain(fn, x).fully_compiled
+    if dim is None:
+        torch.testing.assert_close(got, want, equal_nan=True)
+        return
+    torch.testing.assert_close(got[0], want[0], equal_nan=True)
+    src = x[2:] * 4 if case == "median_int" else x
+    src = src.long() if case == "median_int" else src
+    idx = got[1] if got[1].dim() == src.dim() else got[1].unsqueeze(dim)
+    picked = src.gather(dim, idx)
+    torch.testing.assert_close(picked.squeeze(dim) if got[1].dim() != src.dim() else picked,
+                               got[0], equal_nan=True)

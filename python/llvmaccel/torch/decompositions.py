@@ -162,10 +162,45 @@ def searchsorted(sorted_sequence: torch.Tensor, values: torch.Tensor, *,
                            right=bool(right or side == "right"))
 
 
+def kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``aten.kthvalue``: the ``k``-th smallest along ``dim`` (NaN counts as
+    the largest, as in PyTorch's kernel) and where it is, through a stable
+    sort. Of equal values, the index may differ from eager's (which one
+    PyTorch returns is not specified); the value is the same."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    values, order = torch.sort(x, dim=dim, stable=True)
+    v, i = values.narrow(dim, k - 1, 1), order.narrow(dim, k - 1, 1)
+    return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
+
+
+def median_dim(x: torch.Tensor, dim: int = -1, keepdim: bool = False
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``aten.median.dim``: the lower median along ``dim``, or NaN with the
+    first NaN's index where the slice has one (PyTorch's rule)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    v, i = kthvalue(x, (x.size(dim) - 1) // 2 + 1, dim, True)
+    if x.is_floating_point():
+        nan = torch.isnan(x)
+        has = nan.any(dim, keepdim=True)
+        v = torch.where(has, torch.full_like(v, math.nan), v)
+        i = torch.where(has, nan.to(torch.int64).argmax(dim, keepdim=True), i)
+    return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
+
+
+def median(x: torch.Tensor) -> torch.Tensor:
+    """``aten.median.default``: the lower median of all elements."""
+    return median_dim(x.reshape(-1), 0)[0]
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
     return {aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
             aten.native_group_norm.default: native_group_norm,
-            aten.searchsorted.Tensor: searchsorted}
+            aten.searchsorted.Tensor: searchsorted,
+            aten.kthvalue.default: kthvalue, aten.median.dim: median_dim,
+            aten.median.default: median}
