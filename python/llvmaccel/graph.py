@@ -1067,11 +1067,13 @@ class Graph:
         return self._add(Node("matmul", (a, b), shape, a.dtype, {}))
 
     def cumulative(self, fn: str, x: Node, axis: int, reverse: bool = False) -> Node:
-        """Running ``fn`` (``"sum"``, ``"prod"``, ``"max"``, ``"min"``) of
-        ``x`` along ``axis`` (from the last element with ``reverse``): cumsum,
-        cumprod, cummax, cummin."""
-        if fn not in ("sum", "prod", "max", "min"):
+        """Running ``fn`` (``"sum"``, ``"prod"``, ``"max"``, ``"min"``,
+        ``"logaddexp"``) of ``x`` along ``axis`` (from the last element with
+        ``reverse``): cumsum, cumprod, cummax, cummin, logcumsumexp."""
+        if fn not in ("sum", "prod", "max", "min", "logaddexp"):
             raise GraphError(f"cumulative: unknown function {fn!r}")
+        if fn == "logaddexp" and not x.dtype.is_float:
+            raise GraphError("cumulative logaddexp needs a floating-point operand")
         if x.dtype.is_complex or x.dtype is DType.bool:
             raise GraphError(f"cumulative {fn} of {x.dtype.value[0]} is not supported")
         if not -x.rank <= axis < max(x.rank, 1):

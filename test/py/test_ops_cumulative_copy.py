@@ -90,3 +90,22 @@ def test_torch_copy_into_a_tensor():
     y = torch.arange(3, dtype=torch.int32)
     torch.testing.assert_close(torch.compile(f, backend="llvmaccel")(x, y), f(x, y))
     assert lt.explain(f, x, y).fully_compiled
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_logcumsumexp_torch_and_jax(reverse):
+    """``torch.logcumsumexp`` and ``lax.cumlogsumexp``: a running
+    ``max + log1p(exp(min - max))`` (no overflow at 30-sigma values), -inf
+    until the first finite element, +inf and NaN carried on."""
+    x = np.random.default_rng(0).standard_normal((3, 9)).astype(np.float32) * 30
+    x[0, 0] = x[0, 2] = -np.inf
+    x[1, 4] = np.inf
+    x[2, 5] = np.nan
+    fn = lambda x: jax.lax.cumlogsumexp(x, axis=1, reverse=reverse)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(lj.jit(fn, fallback=False)(x)),
+                               np.asarray(jax.jit(fn)(x)), rtol=1e-6)
+    t = torch.from_numpy(x).flip(1) if reverse else torch.from_numpy(x)
+    tf = lambda t: torch.logcumsumexp(t, 1)  # noqa: E731
+    torch._dynamo.reset()
+    got = torch.compile(tf, backend="llvmaccel", options={"strict": True})(t)
+    torch.testing.assert_close(got, tf(t), rtol=1e-6, atol=0, equal_nan=True)

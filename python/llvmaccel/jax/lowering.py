@@ -643,9 +643,9 @@ def _transpose(g: Graph, ins: list, eqn: Any) -> Node:
     return g.permute(ins[0], perm + tuple(range(len(perm), ins[0].rank)))
 
 
-@_rule("cumsum", "cumprod", "cummax", "cummin")
+@_rule("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 def _cumulative(g: Graph, ins: list, eqn: Any) -> Node:
-    fn = eqn.primitive.name[3:]
+    fn = {"cumlogsumexp": "logaddexp"}.get(eqn.primitive.name, eqn.primitive.name[3:])
     return g.cumulative(fn, ins[0], int(eqn.params["axis"]), bool(eqn.params["reverse"]))
 
 

@@ -471,9 +471,10 @@ def _sum(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any =
     return _reduce(c, "sum", x, dims, keepdim)
 
 
-@_op("cumsum", "cumprod")
+@_op("cumsum", "cumprod", "logcumsumexp")
 def _cumulative(c: _Ctx, x: Node, dim: int, dtype: Any = None) -> Node:
-    fn = "sum" if _op_name(c.node.target) == "cumsum" else "prod"
+    fn = {"cumsum": "sum", "cumprod": "prod", "logcumsumexp": "logaddexp"}[
+        _op_name(c.node.target)]
     return c.g.cumulative(fn, c.g.cast(x, c.out_dtype), dim)
 
 
