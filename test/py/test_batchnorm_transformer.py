@@ -268,3 +268,62 @@ def test_adaptive_max_pool_divisible_sizes_compile_others_fall_back():
         assert "only output sizes that divide" in str(report)
         torch.testing.assert_close(_compile(lambda x: F.adaptive_max_pool2d(x, 3), False)(odd),
                                    F.adaptive_max_pool2d(odd, 3))
+
+
+class _UNetBlock(nn.Module):
+    def __init__(self, cin: int, cout: int) -> None:
+        super().__init__()
+        self.c1, self.n1 = nn.Conv2d(cin, cout, 3, padding=1), nn.GroupNorm(4, cout)
+        self.c2, self.n2 = nn.Conv2d(cout, cout, 3, padding=1), nn.GroupNorm(4, cout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.silu(self.n2(self.c2(F.silu(self.n1(self.c1(x))))))
+
+
+class TinyUNet(nn.Module):
+    """A diffusion-style UNet: group norm, SiLU, max pooling, a transposed
+    convolution up and a skip connection by concatenation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.d1, self.d2, self.mid = _UNetBlock(3, 16), _UNetBlock(16, 32), _UNetBlock(32, 32)
+        self.up = nn.ConvTranspose2d(32, 16, 2, 2)
+        self.u1, self.out = _UNetBlock(32, 16), nn.Conv2d(16, 3, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.d1(x)
+        m = self.mid(self.d2(F.max_pool2d(a, 2)))
+        return self.out(self.u1(torch.cat([self.up(m), a], 1)))
+
+
+class TinyViT(nn.Module):
+    """A vision transformer: a strided patch convolution, a class token,
+    learned positions and a pre-norm GELU encoder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patch = nn.Conv2d(3, 64, 8, 8)
+        self.cls = nn.Parameter(torch.randn(1, 1, 64))
+        self.pos = nn.Parameter(torch.randn(1, 17, 64))
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True,
+                                           norm_first=True, activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        p = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+        return self.head(self.enc(t)[:, 0])
+
+
+@pytest.mark.parametrize("model", [TinyUNet, TinyViT])
+def test_held_out_unet_and_vit_compile_whole(model):
+    """Two architectures no benchmark uses compile with no fallback and give
+    eager's results."""
+    torch.manual_seed(0)
+    m = model().eval()
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        report = lt.explain(m, x)
+        assert report.fallbacks == [], str(report)
+        torch.testing.assert_close(_compile(m)(x), m(x), rtol=1e-4, atol=1e-4)
