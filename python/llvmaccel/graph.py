@@ -828,15 +828,23 @@ class Graph:
         shape = x.shape[:dim] + x.shape[dim + 1:]
         return self._add(Node("select", (x,), shape, x.dtype, {"dim": dim, "index": index}))
 
-    def pad(self, x: Node, pads: tuple[tuple[Dim, Dim], ...], value: float) -> Node:
+    def pad(self, x: Node, pads: tuple[tuple[Dim, Dim], ...], value: float,
+            interior: tuple[int, ...] | None = None) -> Node:
         """Constant padding: ``pads[d] = (before, after)`` elements (>= 0) for
-        every dim; bounds-checked loads, no copy."""
+        every dim, and ``interior[d]`` between each two elements (XLA's
+        interior padding); bounds-checked loads, no copy."""
         if len(pads) != x.rank:
             raise GraphError("pad needs (before, after) for every dimension")
-        shape = tuple(dim_op("add", dim_op("add", d, lo), hi)
-                      for d, (lo, hi) in zip(x.shape, pads, strict=True))
-        return self._add(Node("pad", (x,), shape, x.dtype,
-                              {"lo": tuple(p[0] for p in pads), "value": value}))
+        inner = tuple(int(v) for v in (interior or (0,) * x.rank))
+        if len(inner) != x.rank or min(inner, default=0) < 0:
+            raise GraphError("pad: interior padding needs one value >= 0 per dimension")
+        shape = tuple(dim_op("add", dim_op("add", dim_op("add", d, lo), hi),
+                             dim_op("mul", dim_op("max", dim_op("add", d, -1), 0), q))
+                      for d, (lo, hi), q in zip(x.shape, pads, inner, strict=True))
+        attrs: dict[str, Any] = {"lo": tuple(p[0] for p in pads), "value": value}
+        if any(inner):
+            attrs["interior"] = inner
+        return self._add(Node("pad", (x,), shape, x.dtype, attrs))
 
     def conv(self, x: Node, w: Node, bias: Node | None, stride: tuple[int, ...],
              padding: tuple, dilation: tuple[int, ...], groups: int = 1,

@@ -359,3 +359,45 @@ def test_searchsorted_and_interp_match_jax_jit(side, method):
     x = np.linspace(-2, 3, 11).astype(np.float32)
     np.testing.assert_allclose(np.asarray(lj.jit(jnp.interp, fallback=False)(x, xp, fp)),
                                np.asarray(jax.jit(jnp.interp)(x, xp, fp)), rtol=1e-6)
+
+
+_BATCHED_SCATTER_X = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
+_BATCHED_SCATTER_I = np.random.default_rng(6).integers(-2, 8, (4, 3)).astype(np.int32)
+
+
+@pytest.mark.parametrize("case", ["top_k_grad", "take_along_axis_grad", "vmap_add",
+                                  "vmap_set_drop", "vmap_max_clip"])
+def test_scatter_with_batching_dims_matches_jax_jit(case):
+    """Scatters with batching dims (the gradient of top_k and of
+    take_along_axis, ``.at[]`` under vmap): each operand batching dim is
+    the position along the indices' batching dim; out-of-range updates
+    dropped or clamped as the mode says."""
+    fn = {
+        "top_k_grad": lambda x, i: jax.grad(lambda y: jax.lax.top_k(y, 2)[0].sum())(x),
+        "take_along_axis_grad": lambda x, i: jax.grad(lambda y: (jnp.take_along_axis(
+            y, jnp.clip(i, 0, 5), axis=1) ** 2).sum())(x),
+        "vmap_add": lambda x, i: jax.vmap(lambda r, j: r.at[j].add(1.0))(x, i),
+        "vmap_set_drop": lambda x, i: jax.vmap(lambda r, j: r.at[j].set(7.0, mode="drop"))(x, i),
+        "vmap_max_clip": lambda x, i: jax.vmap(lambda r, j: r.at[j].max(3.0, mode="clip"))(x, i),
+    }[case]
+    args = (_BATCHED_SCATTER_X, _BATCHED_SCATTER_I)
+    np.testing.assert_allclose(np.asarray(lj.jit(fn, fallback=False)(*args)),
+                               np.asarray(jax.jit(fn)(*args)), rtol=1e-6)
+
+
+def test_approx_top_k_and_interior_padding_match_jax_jit():
+    """``lax.approx_max_k``/``approx_min_k`` (exact on the CPU, as XLA's:
+    ties by index, NaN in total order) and ``lax.pad`` with interior and
+    negative padding (``lax.associative_scan`` pads its halves)."""
+    x = np.random.default_rng(7).standard_normal((4, 9)).astype(np.float32)
+    x[1, 3] = x[1, 5]
+    x[2, 2] = np.nan
+    fns = [lambda x: jax.lax.approx_max_k(x, 3), lambda x: jax.lax.approx_min_k(x, 2),
+           lambda x: jax.lax.approx_max_k(x.T, 2, reduction_dimension=0),
+           lambda x: jax.lax.pad(x, 0.5, ((1, -2, 2), (-1, 3, 1))),
+           lambda x: jax.lax.associative_scan(jnp.add, x, axis=1),
+           lambda x: jax.lax.associative_scan(jnp.maximum, x, axis=0, reverse=True)]
+    for fn in fns:
+        for got, want in zip(jax.tree.leaves(lj.jit(fn, fallback=False)(x)),
+                             jax.tree.leaves(jax.jit(fn)(x)), strict=True):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

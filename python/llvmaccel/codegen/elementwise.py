@@ -170,15 +170,29 @@ class ElementwiseEmitter(EmitterCore):
         raise CodegenError(f"cannot emit {op} elementwise")
 
     def emit_pad(self, node: Node, idx: list[str]) -> str:
+        """``x`` at ``idx - lo`` where that is inside ``x`` (and, with interior
+        padding ``q``, a multiple of ``q + 1``: the element ``/ (q + 1)``),
+        else the padding value."""
         x = node.inputs[0]
+        inner = node.attrs.get("interior", (0,) * x.rank)
         src, checks = [], []
         for k, lo in enumerate(node.attrs["lo"]):
             if lo == 0 and x.shape[k] == node.shape[k]:
                 src.append(idx[k])
                 continue
             s = self.op(f"sub nsw i64 {idx[k]}, {self.dim(lo)}", "i")
+            n = self.dim(x.shape[k])
+            if inner[k]:
+                step = inner[k] + 1
+                span = self.op(f"sub nsw i64 {self.op(f'mul nsw i64 {n}, {step}', 'i')}, "
+                               f"{inner[k]}", "i")
+                checks.append(self.op(f"icmp ult i64 {s}, {span}", "c"))
+                checks.append(self.op(f"icmp eq i64 {self.op(f'urem i64 {s}, {step}', 'i')}, 0",
+                                      "c"))
+                s = self.op(f"udiv i64 {s}, {step}", "i")
+            else:
+                checks.append(self.op(f"icmp ult i64 {s}, {n}", "c"))
             src.append(s)
-            checks.append(self.op(f"icmp ult i64 {s}, {self.dim(x.shape[k])}", "c"))
         fill = _const(node.attrs["value"], node.dtype)
         if not checks:
             return self.emit(x, src)

@@ -134,6 +134,26 @@ def _top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
     return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
 
 
+@_rule("approx_top_k")
+def _approx_top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
+    """``lax.approx_max_k``/``approx_min_k``: the exact top ``k`` (recall 1,
+    as XLA's CPU backend computes it), largest first or smallest first,
+    ties in index order."""
+    p = eqn.params
+    if not p.get("aggregate_to_topk", True):
+        raise UnsupportedPrimitive("approx_top_k", "aggregate_to_topk=False")
+    x = ins[0]
+    k = _static("approx_top_k", p["k"], "k")
+    axis = int(p.get("reduction_dimension", -1)) % x.rank
+    idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
+    n = x.shape[axis]
+    if k < 0 or (isinstance(n, int) and k > n):
+        raise UnsupportedPrimitive("approx_top_k", f"k={k} for a dim of size {n}")
+    values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
+                             descending=bool(p.get("is_max_k", True)), total_order=True)
+    return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
+
+
 @_rule("rev")
 def _rev(g: Graph, ins: list, eqn: Any) -> Node:
     x = ins[0]

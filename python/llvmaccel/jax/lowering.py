@@ -841,16 +841,19 @@ def _pad(g: Graph, ins: list, eqn: Any) -> Node:
     if value.op != "scalar":
         raise UnsupportedPrimitive("pad", "the padding value must be a constant")
     config = eqn.params["padding_config"]
-    pads = []
+    pads, inner = [], []
     for d, (lo, hi, interior) in enumerate(config):
-        if _static("pad", interior, f"the interior padding of dim {d}") != 0:
-            raise UnsupportedPrimitive("pad", "interior padding")
-        lo = _static("pad", lo, f"the low padding of dim {d}")
-        hi = _static("pad", hi, f"the high padding of dim {d}")
+        inner.append(_static("pad", interior, f"the interior padding of dim {d}"))
+        pads.append((_static("pad", lo, f"the low padding of dim {d}"),
+                     _static("pad", hi, f"the high padding of dim {d}")))
+    # Interior padding first (lax.associative_scan's), then the edges; a
+    # negative edge crops the padded result.
+    x = g.pad(x, tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads), value.attrs["value"],
+              tuple(inner))
+    for d, (lo, hi) in enumerate(pads):
         if lo < 0 or hi < 0:
             x = g.slice(x, d, max(-lo, 0), dim_op("add", x.shape[d], -max(-hi, 0)), 1)
-        pads.append((max(lo, 0), max(hi, 0)))
-    return g.pad(x, tuple(pads), value.attrs["value"])
+    return x
 
 
 @_rule("gather")
@@ -996,9 +999,11 @@ def _scatter(g: Graph, ins: list, eqn: Any) -> Node:
     name = eqn.primitive.name
     p = eqn.params
     dn = p["dimension_numbers"]
-    if getattr(dn, "operand_batching_dims", ()) or \
-            getattr(dn, "scatter_indices_batching_dims", ()):
-        raise UnsupportedPrimitive(name, "batching dims")
+    # Batching dims (vmap of a scatter, the gradient of take_along_axis or
+    # top_k): operand dim obd[k] is the position along the indices' dim
+    # sbd[k], element for element.
+    obd = tuple(getattr(dn, "operand_batching_dims", ()))
+    sbd = tuple(getattr(dn, "scatter_indices_batching_dims", ()))
     windows = tuple(dn.update_window_dims)
     inserted = tuple(dn.inserted_window_dims)
     sdims = tuple(dn.scatter_dims_to_operand_dims)
@@ -1013,8 +1018,11 @@ def _scatter(g: Graph, ins: list, eqn: Any) -> Node:
     scatter_pos = [d for d in range(upd.rank) if d not in windows]
     if len(scatter_pos) != len(batch):
         raise UnsupportedPrimitive(name, "updates and indices disagree on the scatter dims")
+    if any(b >= len(batch) for b in sbd):
+        raise UnsupportedPrimitive(name, "a batching dim that is the index vector dim")
     # Operand dims that take a window offset, paired with the updates' window dims.
-    window_of = dict(zip([d for d in range(x.rank) if d not in inserted], windows, strict=True))
+    window_of = dict(zip([d for d in range(x.rank) if d not in inserted and d not in obd],
+                         windows, strict=True))
 
     def spread(node: Node) -> Node:
         """A node over the indices' batch dims, as one over the updates' shape."""
@@ -1039,6 +1047,10 @@ def _scatter(g: Graph, ins: list, eqn: Any) -> Node:
     indices: list[Node] = []
     dest: list[tuple[str, int]] = []
     for d in range(x.rank):
+        if d in obd:
+            dest.append(("index", len(indices)))
+            indices.append(spread(g.iota(batch, sbd[obd.index(d)], i64)))
+            continue
         if d not in starts:
             if d in window_of:
                 dest.append(("iter", window_of[d]))
