@@ -676,6 +676,9 @@ HELD_OUT = {
     "diagonal_trace": lambda x: (torch.diagonal(x, 2) * 2, torch.diagonal(x.T, -1),
                                  torch.trace(x[:, :6]), torch.diag(x[0]),
                                  torch.diagonal(x, 20).sum()),
+    "cummax_cummin": lambda x: (*torch.cummax(x, 1), *torch.cummin(x.round(), 0),
+                                *torch.cummax((x * 2).long(), 1)),
+    "erfc_repeat_tile": lambda x: (torch.erfc(x), x.repeat(2, 1, 3), torch.tile(x, (2,))),
     "searchsorted": lambda x: (torch.searchsorted(torch.sort(x[0]).values, x),
                                torch.searchsorted(torch.sort(x[1]).values, x, side="right",
                                                   out_int32=True)),
@@ -721,3 +724,16 @@ def test_median_and_kthvalue_compile(case):
     picked = src.gather(dim, idx)
     torch.testing.assert_close(picked.squeeze(dim) if got[1].dim() != src.dim() else picked,
                                got[0], equal_nan=True)
+
+
+def test_cummax_cummin_ties_and_nan():
+    """The index moves on to a tie and to a NaN, which the values carry from
+    there, as in PyTorch's kernel."""
+    x = torch.tensor([[1., 3., 3., 2., 5., float("nan"), 4., float("nan"), 9.],
+                      [2., 2., 1., 0., 2., 7., 7., 1., 0.]])
+    for fn in (lambda x: torch.cummax(x, 1), lambda x: torch.cummin(x, 1)):
+        torch._dynamo.reset()
+        got = torch.compile(fn, backend="llvmaccel", options={"strict": True})(x)
+        want = fn(x)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+        assert torch.equal(got[1], want[1])

@@ -109,7 +109,7 @@ def _decompositions() -> dict:
         # ELU, vector norms, slice updates (circular padding) and bucketize
         # in ops llvmaccel lowers.
         aten.grid_sampler_2d, aten.elu, aten.linalg_vector_norm, aten.slice_scatter,
-        aten.bucketize,
+        aten.bucketize, aten.repeat,
     ]))
     table.update(llvmaccel_decompositions())
     return table

@@ -171,12 +171,13 @@ def _op(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 _UNARY = {
     "neg": "neg", "abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
     "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh",
-    "sigmoid": "sigmoid", "relu": "relu", "silu": "silu", "erf": "erf", "sin": "sin",
+    "sigmoid": "sigmoid", "relu": "relu", "silu": "silu", "erf": "erf", "erfc": "erfc",
+    "sin": "sin",
     "cos": "cos", "floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
     "reciprocal": "reciprocal", "sign": "sign", "logical_not": "not", "bitwise_not": "not",
 }
 _FLOAT_UNARY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
-                "sigmoid", "silu", "erf", "sin", "cos", "reciprocal"}
+                "sigmoid", "silu", "erf", "erfc", "sin", "cos", "reciprocal"}
 
 
 def _lower_unary(name: str) -> Callable[..., Any]:
@@ -469,6 +470,25 @@ def _reduce(c: _Ctx, fn: str, x: Node, dims: Any, keepdim: bool) -> Node:
 @_op("sum")
 def _sum(c: _Ctx, x: Node, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Node:
     return _reduce(c, "sum", x, dims, keepdim)
+
+
+@_op("cummax", "cummin")
+def _cummax(c: _Ctx, x: Node, dim: int) -> tuple:
+    """``torch.cummax``/``cummin``: the running extreme, and the index of the
+    last element that set it (ties move it on, as PyTorch's kernel does; so
+    does a NaN, which the values then carry)."""
+    g = c.g
+    fn = "max" if _op_name(c.node.target) == "cummax" else "min"
+    if x.rank == 0:
+        return (x, g.scalar(0, DType.i64))
+    dim %= x.rank
+    values = g.cumulative(fn, x, dim)
+    hit = g.binary("eq", x, values)
+    if x.dtype.is_float:
+        hit = g.binary("or", hit, g.binary("ne", x, x))
+    pos = g.iota(tuple(x.shape), dim, DType.i64)
+    marks = g.where(hit, pos, g.scalar(-1, DType.i64))
+    return (values, g.cumulative("max", marks, dim))
 
 
 @_op("cumsum", "cumprod", "logcumsumexp")
