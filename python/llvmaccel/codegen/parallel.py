@@ -25,11 +25,15 @@ dims outer, row groups: softmax, layer norm) is split into CHUNKS_PER_THREAD
 equal chunks of that loop per thread (:meth:`EmitterCore.par_range`);
 llvmaccel's own matmuls split their batch indices or, for one product, their
 column panels or (a product of a few rows) their columns
-(:meth:`MatmulEmitter.mm_panel_range`); every other step (gathers,
-convolutions through an im2col copy of several images or groups, reductions
-over leading axes, index checks, scatters, library calls, ...) is one chunk;
-a convolution of one image and one group is the copy split by channel, then
-the product, each a step. A product's work is :func:`product_work`. The
+(:meth:`MatmulEmitter.mm_panel_range`); direct convolutions, pooling and
+``col2im`` split their output planes ``(n, c)`` (:meth:`ConvEmitter.planes`);
+every other step (gathers, convolutions through an im2col copy of several
+images or groups, reductions over leading axes, index checks, scatters,
+library calls, ...) is one chunk; a convolution of one image and one group
+is the copy split by channel, then the product, each a step. A product's
+work is :func:`product_work`. A step known to stay below :data:`MIN_WORK`
+(:func:`small_node`) is one chunk, and the small steps right after it run
+in its claimed chunk without a barrier (:meth:`EmitterCore.step`). The
 threads claim chunks as they come, each its own share of a step's chunks
 first (a thread the OS has not scheduled yet is not waited for; in a loop,
 a thread keeps the same columns of a matrix in its caches round after
