@@ -170,3 +170,36 @@ def test_ffi_function_vmap_methods(method, compiles):
 def test_ffi_function_rejects_unknown_vmap_method():
     with pytest.raises(ValueError, match="vmap_method must be one of"):
         lffi.ffi_function(lambda x: x, vmap_method="parallel")
+
+
+def test_gradients_through_the_newer_primitives():
+    """jax.grad and vmap over the primitives lowered last: the composite
+    math, cumlogsumexp, interior padding (associative_scan), conv_transpose
+    (lhs_dilation, and its transpose: a convolution of the cotangent) and
+    take_along_axis's batched gather and scatter, against jax.jit."""
+    from jax import lax
+
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((4, 6)) * 0.5).astype(np.float32)
+    img = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    dn = ("NCHW", "OIHW", "NCHW")
+    cases = [
+        (jax.grad(lambda x: (jnp.sinh(x) + jnp.arcsin(x * 0.5) + jnp.cbrt(x + 3)
+                             + jnp.arctanh(x * 0.3)).sum()), (x,)),
+        (jax.grad(lambda x: lax.cumlogsumexp(x, axis=1).sum()), (x,)),
+        (jax.grad(lambda x: lax.associative_scan(jnp.add, x, axis=1).sum()), (x,)),
+        (jax.grad(lambda x, w: (lax.conv_transpose(x, w, (2, 2), "SAME",
+                                                   dimension_numbers=dn) ** 2).sum(),
+                  argnums=(0, 1)), (img, w)),
+        (jax.vmap(lambda x, w: lax.conv_transpose(x[None], w, (2, 2), "VALID",
+                                                  dimension_numbers=dn)[0],
+                  in_axes=(0, None)), (np.concatenate([img] * 3), w)),
+        (jax.grad(lambda x: jnp.take_along_axis(x, jnp.argsort(x, axis=1)[:, :2],
+                                                axis=1).sum()), (x,)),
+    ]
+    for fn, args in cases:
+        for got, want in zip(jax.tree.leaves(lj.jit(fn, fallback=False)(*args)),
+                             jax.tree.leaves(jax.jit(fn)(*args)), strict=True):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4,
+                                       atol=1e-4)
