@@ -882,6 +882,8 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
     Add("llvmaccel_parallel_run_pool", &llvmaccel_parallel_run_pool);
     Add("llvmaccel_parallel_run_segmented", &llvmaccel_parallel_run_segmented);
     Add("llvmaccel_parallel_yield", &llvmaccel_parallel_yield);
+    Add("llvmaccel_parallel_decide", &llvmaccel_parallel_decide);
+    Add("llvmaccel_parallel_decided", &llvmaccel_parallel_decided);
     Add("llvmaccel_parallel_claim", &llvmaccel_parallel_claim);
     Add("llvmaccel_parallel_done", &llvmaccel_parallel_done);
     Add("llvmaccel_parallel_wait", &llvmaccel_parallel_wait);

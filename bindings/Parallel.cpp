@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -48,6 +49,9 @@ inline void cpuRelax() {
 struct Step {
   std::atomic<int64_t> Claimed{0}; // a step of one chunk
   std::atomic<int64_t> Done{0};
+  // A while loop's decision step: the round in which its condition was
+  // false (the loop's last), until then the largest value.
+  std::atomic<int64_t> Final{INT64_MAX};
 };
 
 /// A thread's share of a parallel step's chunks (its lane), on a cache line
@@ -394,6 +398,19 @@ int32_t llvmaccel_parallel_run_segmented(llvmaccel_task_fn Fn, void *Ctx,
   if (const OpenMP *O = N > 1 ? openMPForRuns() : nullptr)
     return runSegmented(*O, Fn, Ctx, N, Steps);
   return pool().run(Fn, Ctx, N, Steps);
+}
+
+void llvmaccel_parallel_decide(void *T, int64_t Step, int64_t Round,
+                               int32_t Continue) {
+  // Published by the step's done (release); read after its wait (acquire).
+  if (!Continue)
+    static_cast<Team *>(T)->Steps[Step].Final.store(Round,
+                                                    std::memory_order_relaxed);
+}
+
+int32_t llvmaccel_parallel_decided(void *T, int64_t Step, int64_t Round) {
+  return Round < static_cast<Team *>(T)->Steps[Step].Final.load(
+                     std::memory_order_relaxed);
 }
 
 int32_t llvmaccel_parallel_yield(void *T, int64_t Step, int64_t Round,

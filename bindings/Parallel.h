@@ -83,6 +83,16 @@ void llvmaccel_parallel_done(void *Team, int64_t Step, int64_t Round,
 /// error code (0: none).
 int32_t llvmaccel_parallel_wait(void *Team, int64_t Step, int64_t Round,
                                 int64_t NChunks);
+/// In the one-chunk step `Step` that decides a while loop's round `Round`:
+/// records that the loop ends there when `Continue` is 0.
+void llvmaccel_parallel_decide(void *Team, int64_t Step, int64_t Round,
+                               int32_t Continue);
+/// After waiting for that step: 1 when the loop goes on in round `Round`
+/// (its condition held), 0 when it ends. Every thread reads the decision of
+/// its own round, however far ahead another thread is (only the last round
+/// is false, so one value per step is enough: a loop nested in another
+/// loop would need one per round and keeps the serial kernel).
+int32_t llvmaccel_parallel_decided(void *Team, int64_t Step, int64_t Round);
 /// Worker threads the pool has started so far (tests: they are reused).
 int64_t llvmaccel_parallel_workers(void);
 /// Which threads runs use: 0 (the default) GNU OpenMP's when the process

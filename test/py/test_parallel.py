@@ -728,3 +728,73 @@ def test_sliding_windows_split_planes_between_threads(case):
         outs.append(c(*xs)[0])
     np.testing.assert_array_equal(outs[1], outs[0])
     np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-4)
+
+
+def _while_graph(n: int, table: int) -> Graph:
+    """``while s[0] < limit and x.sum() < cap: x = x * 0.75 + t[i]; i += 1``
+    over ``n`` floats (chunked between the threads), the trip count decided
+    by the data; ``t[i]`` in "check" mode, so a table of ``table`` entries
+    fails the round that reads past it."""
+    g = Graph()
+    x0 = g.input("x", (n,), DType.f32)
+    limit = g.input("limit", (), DType.i64)
+    cap = g.input("cap", (), DType.f32)
+    t = g.input("t", (table,), DType.f32)
+    cond = Graph()
+    cl, cc = cond.input("limit", (), DType.i64), cond.input("cap", (), DType.f32)
+    ci, cx = cond.input("i", (), DType.i64), cond.input("x", (n,), DType.f32)
+    cond.set_outputs([cond.binary("and", cond.binary("lt", ci, cl),
+                                  cond.binary("lt", cond.reduce("sum", cx, (0,)), cc))])
+    body = Graph()
+    bt = body.input("t", (table,), DType.f32)
+    bi, bx = body.input("i", (), DType.i64), body.input("x", (n,), DType.f32)
+    step = body.take(bt, body.reshape(bi, (1,)), 0)  # "check" mode
+    body.set_outputs([body.binary("add", bi, body.scalar(1, DType.i64)),
+                      body.binary("add", body.binary("mul", bx, body.scalar(0.75, DType.f32)),
+                                  step)])
+    g.set_outputs(g.while_loop(cond, body, [limit, cap], [t],
+                               [g.constant(np.zeros(()), DType.i64), x0]))
+    return g
+
+
+def test_while_loop_at_top_level_runs_on_every_thread():
+    """A while loop at the kernel's top level: every thread runs it, its
+    condition's and body's nests are steps in rounds, and one thread
+    publishes each round's decision (llvmaccel_parallel_decide), which
+    every thread reads for its own round. Bit-identical at 1 and 2 threads
+    for trip counts 0, 1, several (stopped by the counter or by the data),
+    and an index check failing in a later round raises."""
+    n, table = 1 << 18, 6
+    g = _while_graph(n, table)
+    kernel = generate(g)
+    spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
+    assert "@llvmaccel_parallel_decide(" in spmd and "@llvmaccel_parallel_decided(" in spmd
+    assert "i64 %par.chunks, i64 %par.tid)" in spmd
+    c = compile_graph(g)
+    assert c.kernel.parallel
+    rng = np.random.default_rng(9)
+    x = rng.random(n).astype(np.float32)
+    t = rng.random(table).astype(np.float32)
+
+    def ref(limit: int, cap: float) -> tuple[int, np.ndarray]:
+        i, v = 0, x.copy()
+        while i < limit and v.sum(dtype=np.float64) < cap:
+            v = v * np.float32(0.75) + t[i]
+            i += 1
+        return i, v
+
+    for limit, cap in ((0, 1e9), (1, 1e9), (5, 1e9), (6, n * 0.95), (4, -1.0)):
+        outs = []
+        for threads in (1, 2, 2):
+            blas.set_num_threads(threads)
+            outs.append(c(x, np.int64(limit), np.float32(cap), t))
+        want_i, want_x = ref(limit, cap)
+        assert int(outs[0][0]) == want_i, (limit, cap)
+        np.testing.assert_allclose(outs[0][1], want_x, rtol=1e-5)
+        for o in outs[1:]:
+            assert int(o[0]) == int(outs[0][0])
+            np.testing.assert_array_equal(o[1], outs[0][1])
+    for threads in (1, 2):
+        blas.set_num_threads(threads)
+        with pytest.raises(KernelIndexError):
+            c(x, np.int64(table + 3), np.float32(1e9), t)  # round `table` reads past t

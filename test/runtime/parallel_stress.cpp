@@ -10,8 +10,9 @@
 /// the task itself in C++ so that ThreadSanitizer sees its memory accesses
 /// (generated code is not instrumented): a parallel step writing disjoint
 /// chunks, a serial step reading all of them, a step reading the serial
-/// one's result, an error in a chunk, several callers at once, and the
-/// same two steps in the body of a loop (rounds). Built and
+/// one's result, an error in a chunk, several callers at once, the same two
+/// steps in the body of a loop (rounds), and a while loop whose decision is
+/// published once a round. Built and
 /// run by test/py/test_parallel.py with -fsanitize=thread; exits non-zero
 /// on a wrong result (TSan on a race).
 ///
@@ -40,7 +41,8 @@ int32_t waitStep(void *Team, int64_t Step, int64_t Chunks) {
 int32_t task(void *P, int64_t Tid, int64_t Nth, void *Team) {
   auto *C = static_cast<Ctx *>(P);
   int64_t Chunks = 4 * Nth;
-  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, 0, Chunks, Tid)) >= 0;) {
+  for (int64_t K;
+       (K = llvmaccel_parallel_claim(Team, 0, 0, Chunks, Tid)) >= 0;) {
     int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
     for (int64_t I = Lo; I < Hi; ++I) {
       if (I == C->FailAt)
@@ -60,7 +62,8 @@ int32_t task(void *P, int64_t Tid, int64_t Nth, void *Team) {
   }
   if (int32_t E = waitStep(Team, 1, 1))
     return E;
-  for (int64_t K; (K = llvmaccel_parallel_claim(Team, 2, 0, Chunks, Tid)) >= 0;) {
+  for (int64_t K;
+       (K = llvmaccel_parallel_claim(Team, 2, 0, Chunks, Tid)) >= 0;) {
     int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
     for (int64_t I = Lo; I < Hi; ++I)
       (*C->Y)[I] = (*C->X)[I] + C->Sum;
@@ -102,7 +105,8 @@ int32_t loopTask(void *P, int64_t Tid, int64_t Nth, void *Team) {
     if (R > 0)
       if (int32_t E = llvmaccel_parallel_wait(Team, 1, R - 1, 1))
         return E;
-    for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, R, Chunks, Tid)) >= 0;) {
+    for (int64_t K;
+         (K = llvmaccel_parallel_claim(Team, 0, R, Chunks, Tid)) >= 0;) {
       int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
       for (int64_t I = Lo; I < Hi; ++I)
         (*C->X)[I] = 2 * (*C->X)[I] + R;
@@ -136,6 +140,59 @@ bool runLoop(int64_t N, int64_t Rounds, int64_t Threads) {
   return X == Want;
 }
 
+/// A while loop: step 0 (one chunk) writes the condition to a shared flag,
+/// step 1 (one chunk) publishes it (llvmaccel_parallel_decide), every thread
+/// reads the decision of its own round (llvmaccel_parallel_decided), step 2
+/// adds 1 to every element in chunks. The flag is rewritten every round: a
+/// thread reading it directly, instead of the decision, would race.
+struct WhileCtx {
+  int64_t N, Limit;
+  std::vector<int64_t> *X;
+  int64_t Flag = 0;
+};
+
+int32_t whileTask(void *P, int64_t Tid, int64_t Nth, void *Team) {
+  auto *C = static_cast<WhileCtx *>(P);
+  int64_t Chunks = 4 * Nth;
+  for (int64_t R = 0;; ++R) {
+    if (R > 0)
+      if (int32_t E = llvmaccel_parallel_wait(Team, 2, R - 1, Chunks))
+        return E;
+    for (int64_t K; (K = llvmaccel_parallel_claim(Team, 0, R, 1, Tid)) >= 0;) {
+      C->Flag = (*C->X)[0] < C->Limit;
+      llvmaccel_parallel_done(Team, 0, R, 1);
+    }
+    if (int32_t E = llvmaccel_parallel_wait(Team, 0, R, 1))
+      return E;
+    for (int64_t K; (K = llvmaccel_parallel_claim(Team, 1, R, 1, Tid)) >= 0;) {
+      llvmaccel_parallel_decide(Team, 1, R, static_cast<int32_t>(C->Flag));
+      llvmaccel_parallel_done(Team, 1, R, 1);
+    }
+    if (int32_t E = llvmaccel_parallel_wait(Team, 1, R, 1))
+      return E;
+    if (!llvmaccel_parallel_decided(Team, 1, R))
+      return 0;
+    for (int64_t K;
+         (K = llvmaccel_parallel_claim(Team, 2, R, Chunks, Tid)) >= 0;) {
+      int64_t Lo = C->N * K / Chunks, Hi = C->N * (K + 1) / Chunks;
+      for (int64_t I = Lo; I < Hi; ++I)
+        (*C->X)[I] += 1;
+      llvmaccel_parallel_done(Team, 2, R, Chunks);
+    }
+  }
+}
+
+bool runWhile(int64_t N, int64_t Limit, int64_t Threads) {
+  std::vector<int64_t> X(N, 0);
+  WhileCtx C{N, Limit, &X};
+  if (llvmaccel_parallel_run(whileTask, &C, Threads, 3) != 0)
+    return false;
+  for (int64_t V : X)
+    if (V != Limit)
+      return false;
+  return true;
+}
+
 } // namespace
 
 int main() {
@@ -148,8 +205,10 @@ int main() {
             Ok &= runOnce(N, Threads, FailAt);
   for (int64_t Threads : {1, 2, 3})
     for (int64_t N : {1, 7, 1000})
-      for (int R = 0; R < 5; ++R)
+      for (int R = 0; R < 5; ++R) {
         Ok &= runLoop(N, 40, Threads);
+        Ok &= runWhile(N, R * 9, Threads);
+      }
   std::vector<std::thread> Callers;
   std::vector<char> CallerOk(4, 1);
   for (int K = 0; K < 4; ++K)

@@ -169,14 +169,24 @@ class ControlEmitter(EmitterCore):
         nexts = self._carried(body, nbc, carries)
         flag = self.scratch((), DType.bool)
         head, loop, done = self.label("while"), self.label("do"), self.label("wend")
+        # In the SPMD body (a while loop at the kernel's top level) every
+        # thread runs the loop: the condition's and the body's nests are
+        # steps in rounds, and each round's decision is published once
+        # (EmitterCore.par_decide); the iteration ends once its steps are
+        # done.
+        self.par_barrier()
+        self.par_loops += 1
         self.br(head)
         self.start_block(head)
         self.run_region(cond, cconsts + carries + clift, [flag])
-        self.line(f"br i1 {self.load(flag, '0')}, label %{loop}, label %{done}")
+        go = self.par_decide(lambda: self.load(flag, "0"))
+        self.line(f"br i1 {go}, label %{loop}, label %{done}")
         self.start_block(loop)
         self.run_region(body, bconsts + carries + blift, nexts)
         self._update(carries, nexts)
+        self.par_barrier()
         self.br(head)
+        self.par_loops -= 1
         self.start_block(done)
         self.memo = {}
 

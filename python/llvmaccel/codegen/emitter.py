@@ -330,6 +330,33 @@ class EmitterCore:
         self.declare("llvmaccel_parallel_wait", "i32", ["ptr", "i64", "i64", "i64"])
         self.par_prev = None
 
+    def par_decide(self, read_flag: Callable[[], str]) -> str:
+        """In the SPMD body, inside a while loop (top level): the i1 that
+        ``read_flag()`` loads (the loop's condition, from a buffer the
+        threads share) as every thread's decision for its round. One thread
+        reads and publishes it in a step of one chunk
+        (``llvmaccel_parallel_decide``); every thread reads the decision for
+        its own round after that step (``llvmaccel_parallel_decided``), so a
+        thread ahead that rewrites the buffer for the next round misleads
+        nobody. Elsewhere, ``read_flag()``."""
+        if not self.spmd:
+            return read_flag()
+
+        def publish() -> None:
+            s, rnd = self.par_steps, self.par_open[4]
+            go = self.op(f"zext i1 {read_flag()} to i32", "i")
+            self.declare("llvmaccel_parallel_decide", "void", ["ptr", "i64", "i64", "i32"])
+            self.line(f"call void @llvmaccel_parallel_decide(ptr %par.team, i64 {s}, "
+                      f"i64 {rnd}, i32 {go})")
+
+        self.step(publish)
+        s, rnd, _ = self.par_prev  # type: ignore[misc]
+        self.par_barrier()
+        self.declare("llvmaccel_parallel_decided", "i32", ["ptr", "i64", "i64"])
+        d = self.op(f"call i32 @llvmaccel_parallel_decided(ptr %par.team, i64 {s}, i64 {rnd})",
+                    "par.go")
+        return self.op(f"icmp ne i32 {d}, 0", "c")
+
     @contextmanager
     def par_loop(self) -> Iterator[None]:
         """Around the body of a loop every thread of the SPMD body runs (a

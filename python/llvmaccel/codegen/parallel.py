@@ -46,11 +46,15 @@ counter is each thread's own, the loop nests of its body (and the copies of
 its carries) are steps that run once per iteration, in rounds
 (:meth:`EmitterCore.par_loop`): a step's chunks are numbered on from round
 to round, so a late thread finds an earlier round's chunks taken and never
-takes a later round's. Every thread waits for the steps before the loop
-when it enters it and for an iteration's steps at the iteration's end. A
-``while`` loop or a ``switch`` (at any depth) keeps the kernel serial: the
-threads would each read a condition or an index in shared memory that a
-thread ahead of them may already be rewriting.
+takes a later round's. A ``while`` loop at the kernel's top level runs the
+same way, its condition's nests steps too, and each round's decision is
+read from the shared condition by one thread and published for the round
+(:meth:`EmitterCore.par_decide`). Every thread waits for the steps before
+the loop when it enters it and for an iteration's steps at the iteration's
+end. A ``switch``, or a ``while`` inside another loop or a branch, keeps the
+kernel serial: the threads would each read an index in shared memory that a
+thread ahead of them may already be rewriting (a nested loop would need a
+decision per round).
 
 An index check or division by zero that fails on a thread ends that thread
 with its code; the others return it at their next barrier; the call raises
@@ -93,10 +97,13 @@ MACS_PER_ELEMENT = 16
 #: quarter of its share, not all of it.
 CHUNKS_PER_THREAD = 4
 
-# Graphs with these ops (at any depth) keep the serial kernel alone: the
-# threads of an SPMD body would each read a condition or a branch index
-# that a thread ahead of them may already have overwritten. A scan's loop
-# count is known to every thread: its body's loop nests are steps.
+# Graphs with these ops keep the serial kernel alone: the threads of an SPMD
+# body would each read a branch index that a thread ahead of them may
+# already have overwritten (switch), or a sort's several loop nests are one
+# step. A scan's loop count is known to every thread: its body's loop nests
+# are steps. A while loop at the kernel's top level publishes each round's
+# decision once (EmitterCore.par_decide); one inside another loop or a
+# branch would need a decision per round, and keeps the serial kernel.
 _NO_SPMD = frozenset({"while", "switch", "sort"})
 
 
@@ -120,17 +127,20 @@ def max_threads() -> int:
 
 
 def candidate(graph: Graph) -> bool:
-    """Whether ``graph`` gets an SPMD body: more than one CPU, no regions,
-    no loop timing (:mod:`llvmaccel.profiling`), and a node that may reach
-    :data:`MIN_WORK` elements (a symbolic size may)."""
+    """Whether ``graph`` gets an SPMD body: more than one CPU, no switch or
+    sort and no while loop but at the top level (:data:`_NO_SPMD`), no loop
+    timing (:mod:`llvmaccel.profiling`), and a node, at any depth, that may
+    reach :data:`MIN_WORK` elements (a symbolic size may)."""
     from .. import profiling
 
-    if max_threads() < 2 or any(n.op in _NO_SPMD for n in _nodes(graph)):
+    top = {id(n) for n in graph.nodes}
+    if max_threads() < 2 or any(n.op in _NO_SPMD and not (n.op == "while" and id(n) in top)
+                                for n in _nodes(graph)):
         return False
     if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
         return False
     for n in _nodes(graph):
-        if n.op in ("input", "constant", "scan", "result"):
+        if n.op in ("input", "constant", "scan", "while", "result"):
             continue
         size = node_work(n)
         if isinstance(size, SymExpr) or size >= MIN_WORK:  # type: ignore[operator]
