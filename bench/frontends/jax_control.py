@@ -9,14 +9,19 @@
     greedy decoding for ``T`` steps of ``lax.fori_loop``: logits ``h @ W``
     over a vocabulary ``V``, the argmax token, ``h = tanh(h + E[token])``,
     the token written into the output with ``.at[i].set``.
+``decode_while``
+    the same with ``lax.while_loop``, stopping early at an end token (one
+    that the inputs never produce, so every variant runs ``T`` steps; the
+    loop's trip count is still the data's).
 
-Each at two sizes. Variants: ``llvmaccel.jax.jit`` (jax.Array outputs),
-``kernel`` (its compiled graph called directly, numpy outputs) and
-``jax.jit``, all single-threaded by default (XLA flags
-``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``;
-llvmaccel's thread count 1). ``--threads N`` gives XLA's CPU client N
-intra-op threads and llvmaccel N threads (kernels with control-flow regions,
-as these are, keep their serial form: their steps are too small to split).
+Each at two sizes (``decode_while`` at the larger). Variants:
+``llvmaccel.jax.jit`` (jax.Array outputs), ``kernel`` (its compiled graph
+called directly, numpy outputs) and ``jax.jit``, all single-threaded by
+default (XLA flags ``--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1``; llvmaccel's thread count 1). ``--threads
+N`` gives XLA's CPU client N intra-op threads and llvmaccel N threads (the
+loop bodies' large products are split between them; small bodies stay on
+one thread).
 Each round calls every variant once, interleaved, the order rotated by one
 each round; the median over the rounds is reported. Outputs are compared before timing. The
 machine may be shared: the load average at start and end is recorded.
@@ -89,6 +94,18 @@ def decode(h0, emb, w, steps):
     return lax.fori_loop(0, steps, step, (h0, jnp.zeros(steps, jnp.int32)))
 
 
+def decode_while(h0, emb, w, steps, end):
+    def cond(c):
+        i, h, toks, done = c
+        return (i < steps) & ~done
+
+    def step(c):
+        i, h, toks, done = c
+        tok = jnp.argmax(h @ w).astype(jnp.int32)
+        return i + 1, jnp.tanh(h + emb[tok]), toks.at[i].set(tok), tok == end
+    return lax.while_loop(cond, step, (0, h0, jnp.zeros(steps, jnp.int32), False))
+
+
 def workloads(quick: bool) -> dict:
     rng = np.random.default_rng(0)
 
@@ -106,6 +123,12 @@ def workloads(quick: bool) -> dict:
         out[f"decode_fori_T{steps}_V{v}_H{h}"] = (
             lambda h0, emb, w, steps=steps: decode(h0, emb, w, steps),
             (r(h), r(v, h), r(h, v, scale=0.1)))
+    # A while loop that could stop early: its end token is the vocabulary's
+    # size, which argmax never returns (the same work as the fori loop).
+    steps, v, h = (8, 32, 16) if quick else (64, 4096, 256)
+    out[f"decode_while_T{steps}_V{v}_H{h}"] = (
+        lambda h0, emb, w, steps=steps, v=v: decode_while(h0, emb, w, steps, v),
+        (r(h), r(v, h), r(h, v, scale=0.1)))
     return out
 
 

@@ -125,6 +125,7 @@ def test_jax_control_bench_quick():
         capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "rnn_scan_T8" in out.stdout and "decode_fori_T8" in out.stdout
+    assert "decode_while_T8" in out.stdout
     assert "load average" in out.stdout
 
 
