@@ -798,3 +798,37 @@ def test_while_loop_at_top_level_runs_on_every_thread():
         blas.set_num_threads(threads)
         with pytest.raises(KernelIndexError):
             c(x, np.int64(table + 3), np.float32(1e9), t)  # round `table` reads past t
+
+
+def test_switch_at_top_level_runs_its_branch_on_every_thread():
+    """A switch at the kernel's top level: every thread reads the index once
+    the steps before are done and runs the branch's nests as steps (chunked
+    where large); each branch, and an out-of-range index (the last branch),
+    bit-identical at 1 and 2 threads and as computed by numpy."""
+    n = 1 << 18
+    g = Graph()
+    i = g.input("i", (), DType.i32)
+    x = g.input("x", (n,), DType.f32)
+    branches = []
+    for scale in (2.0, -3.0, 0.5):
+        b = Graph()
+        bx = b.input("x", (n,), DType.f32)
+        b.set_outputs([b.unary("tanh", b.binary("mul", bx, b.scalar(scale, DType.f32)))])
+        branches.append(b)
+    (out,) = g.switch(i, branches, [g.unary("exp", x)])
+    g.set_outputs([out])
+    spmd = generate(g).ir
+    spmd = spmd[spmd.index("@llvmaccel_main.spmd("):]
+    assert "i64 %par.chunks, i64 %par.tid)" in spmd
+    c = compile_graph(g)
+    assert c.kernel.parallel
+    xv = np.random.default_rng(10).standard_normal(n).astype(np.float32)
+    for k, scale in ((0, 2.0), (1, -3.0), (2, 0.5), (7, 0.5), (-1, 0.5)):
+        outs = []
+        for threads in (1, 2, 2):
+            blas.set_num_threads(threads)
+            outs.append(c(np.int32(k), xv)[0])
+        np.testing.assert_allclose(outs[0], np.tanh(np.exp(xv.astype(np.float64)) * scale),
+                                   rtol=1e-5, atol=1e-6)
+        for o in outs[1:]:
+            np.testing.assert_array_equal(o, outs[0])

@@ -532,7 +532,7 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         if not isinstance(n, _Copy) and n.op == "embedding_bag":
             # Its checks and bounds first, so that its bags can be chunked.
             e.step(lambda n=n: e.emit_embedding_bag_prologue(n))
-        if not isinstance(n, _Copy) and n.op in ("scan", "while") and e.spmd:
+        if not isinstance(n, _Copy) and n.op in ("scan", "while", "switch") and e.spmd:
             _emit_step(e, n, group_of)  # every thread runs the loop; its nests are steps
         else:
             small = _small(n.node.shape) if isinstance(n, _Copy) else all(

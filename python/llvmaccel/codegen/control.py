@@ -197,6 +197,12 @@ class ControlEmitter(EmitterCore):
         ops = [self.operand(x) for x in node.inputs]
         index, operands, lifted = ops[0], ops[1:1 + nops], ops[1 + nops:]
         res = self.results_of(node)
+        # In the SPMD body (a switch at the kernel's top level) every thread
+        # reads the index once the steps before are done; nothing rewrites
+        # it later (it is read outside every step, so memplan gives it a
+        # buffer of its own), so every thread takes the same branch, whose
+        # nests are steps; each branch ends with a barrier.
+        self.par_barrier()
         k = self.load(index, "0")
         labels = [self.label("case") for _ in branches]
         join = self.label("endswitch")
@@ -207,6 +213,7 @@ class ControlEmitter(EmitterCore):
         for br, lab, count in zip(branches, labels, a["n_lifts"], strict=True):
             self.start_block(lab)
             self.run_region(br, operands + lifted[start:start + count], res)
+            self.par_barrier()
             start += count
             self.br(join)
         self.start_block(join)

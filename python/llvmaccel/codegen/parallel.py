@@ -51,10 +51,11 @@ same way, its condition's nests steps too, and each round's decision is
 read from the shared condition by one thread and published for the round
 (:meth:`EmitterCore.par_decide`). Every thread waits for the steps before
 the loop when it enters it and for an iteration's steps at the iteration's
-end. A ``switch``, or a ``while`` inside another loop or a branch, keeps the
-kernel serial: the threads would each read an index in shared memory that a
-thread ahead of them may already be rewriting (a nested loop would need a
-decision per round).
+end. A ``switch`` at the top level is read by every thread once the steps
+before it are done (nothing rewrites its index later) and its branch's
+nests are steps. A ``switch`` or a ``while`` inside another loop or a branch
+keeps the kernel serial: the threads would each read a condition or an
+index that a thread ahead of them may already be rewriting.
 
 An index check or division by zero that fails on a thread ends that thread
 with its code; the others return it at their next barrier; the call raises
@@ -97,13 +98,13 @@ MACS_PER_ELEMENT = 16
 #: quarter of its share, not all of it.
 CHUNKS_PER_THREAD = 4
 
-# Graphs with these ops keep the serial kernel alone: the threads of an SPMD
-# body would each read a branch index that a thread ahead of them may
-# already have overwritten (switch), or a sort's several loop nests are one
-# step. A scan's loop count is known to every thread: its body's loop nests
-# are steps. A while loop at the kernel's top level publishes each round's
-# decision once (EmitterCore.par_decide); one inside another loop or a
-# branch would need a decision per round, and keeps the serial kernel.
+# Graphs with these ops keep the serial kernel alone, but a while loop or a
+# switch at the kernel's top level (a sort's several loop nests are one
+# step). A scan's loop count is known to every thread: its body's loop nests
+# are steps. A top-level while loop publishes each round's decision once
+# (EmitterCore.par_decide), a top-level switch's index is read once by
+# every thread and never rewritten; inside a loop or a branch, a thread
+# ahead could rewrite a condition or an index before another reads it.
 _NO_SPMD = frozenset({"while", "switch", "sort"})
 
 
@@ -127,20 +128,21 @@ def max_threads() -> int:
 
 
 def candidate(graph: Graph) -> bool:
-    """Whether ``graph`` gets an SPMD body: more than one CPU, no switch or
-    sort and no while loop but at the top level (:data:`_NO_SPMD`), no loop
+    """Whether ``graph`` gets an SPMD body: more than one CPU, no sort and no
+    while loop or switch but at the top level (:data:`_NO_SPMD`), no loop
     timing (:mod:`llvmaccel.profiling`), and a node, at any depth, that may
     reach :data:`MIN_WORK` elements (a symbolic size may)."""
     from .. import profiling
 
     top = {id(n) for n in graph.nodes}
-    if max_threads() < 2 or any(n.op in _NO_SPMD and not (n.op == "while" and id(n) in top)
+    if max_threads() < 2 or any(n.op in _NO_SPMD and not (n.op in ("while", "switch") and
+                                                          id(n) in top)
                                 for n in _nodes(graph)):
         return False
     if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
         return False
     for n in _nodes(graph):
-        if n.op in ("input", "constant", "scan", "while", "result"):
+        if n.op in ("input", "constant", "scan", "while", "switch", "result"):
             continue
         size = node_work(n)
         if isinstance(size, SymExpr) or size >= MIN_WORK:  # type: ignore[operator]
