@@ -322,22 +322,24 @@ int32_t runSegmented(const OpenMP &O, llvmaccel_task_fn Fn, void *Ctx,
                      int64_t N, int64_t Steps) {
   Team Tm(Steps, N);
   OpenMPRun R{Fn, Ctx, N, &Tm, &O};
-  for (;;) {
-    Tm.Phase.store(1, std::memory_order_relaxed);
+  // One segment in `Phase`; whether the run goes on in the other phase.
+  auto Segment = [&](int32_t Phase, auto Body) {
+    Tm.Phase.store(Phase, std::memory_order_relaxed);
     Tm.Yielded.store(false, std::memory_order_relaxed);
+    Body();
+    return Tm.Error.load(std::memory_order_acquire) == 0 &&
+           Tm.Yielded.load(std::memory_order_relaxed);
+  };
+  auto OnTeam = [&] {
     O.Parallel(openMPBody, &R, static_cast<unsigned>(N), 0);
-    if (Tm.Error.load(std::memory_order_acquire) != 0 ||
-        !Tm.Yielded.load(std::memory_order_relaxed))
-      break;
-    Tm.Phase.store(2, std::memory_order_relaxed);
-    Tm.Yielded.store(false, std::memory_order_relaxed);
+  };
+  auto Alone = [&] {
     int32_t Code = Fn(Ctx, 0, N, &Tm);
     if (Code != 0 && Code != LLVMACCEL_PARALLEL_YIELD)
       Tm.fail(Code);
-    if (Tm.Error.load(std::memory_order_acquire) != 0 ||
-        !Tm.Yielded.load(std::memory_order_relaxed))
-      break;
-  }
+  };
+  while (Segment(1, OnTeam) && Segment(2, Alone))
+    ;
   return Tm.Error.load(std::memory_order_acquire);
 }
 

@@ -515,7 +515,8 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         if graph.nodes[nid].op in _BUFFERS:
             for idx, size, what, wrap in checks.pop(nid):
                 e.step(lambda idx=idx, size=size, what=what, wrap=wrap:
-                       e.check_indices(idx, size, what, wrap), _small(idx.shape))
+                       e.check_indices(idx, size, what, wrap),
+                       parallel.small_work(shape_numel(idx.shape)))
     producers = _producer_fusions(graph, order, must | given, grouped | set(row_local),
                                   set(checks) | fused)
     with_reader = {x.id for xs in producers.values() for x in xs}
@@ -535,22 +536,15 @@ def emit_graph(e: _Emitter, graph: Graph, out_bufs: list[Buffer]) -> None:
         if not isinstance(n, _Copy) and n.op in ("scan", "while", "switch") and e.spmd:
             _emit_step(e, n, group_of)  # every thread runs the loop; its nests are steps
         else:
-            small = _small(n.node.shape) if isinstance(n, _Copy) else all(
-                parallel.small_node(m) for m in group_of.get(n.id, ([n], 0))[0])
+            small = parallel.small_work(shape_numel(n.node.shape)) if isinstance(n, _Copy) \
+                else all(parallel.small_node(m) for m in group_of.get(n.id, ([n], 0))[0])
             e.step(lambda n=n: _emit_step(e, n, group_of, producers), small)
         after = checks.pop(n.id, [])
         if after:
             e.step(lambda after=after: [e.check_indices(*c) for c in after],
-                   all(_small(c[0].shape) for c in after))
+                   all(parallel.small_work(shape_numel(c[0].shape)) for c in after))
     if checks:  # an index that no loop nest materialized: never read unchecked
         raise CodegenError("index checks without a materialized index")
-
-
-def _small(shape: tuple) -> bool:
-    """A loop over ``shape`` known to stay below MIN_WORK (a step of one
-    chunk, which the small steps after it may share: EmitterCore.step)."""
-    work = shape_numel(shape)
-    return isinstance(work, int) and work < parallel.MIN_WORK
 
 
 _ELEMENTWISE = frozenset({"unary", "binary", "compare", "where", "cast"})

@@ -84,11 +84,10 @@ class ControlEmitter(EmitterCore):
     def copy_buffers(self, pairs: list[tuple[Buffer, Buffer]]) -> None:
         """``dst[:] = src[:]`` for every ``(dst, src)`` pair, as one step."""
         if pairs:
-            from .parallel import MIN_WORK
+            from .parallel import small_work
 
-            sizes = [shape_numel(d.shape) for d, _ in pairs]
-            small = all(isinstance(n, int) and n < MIN_WORK for n in sizes)
-            self.step(lambda: [self.copy_buffer(d, s) for d, s in pairs], small)
+            self.step(lambda: [self.copy_buffer(d, s) for d, s in pairs],
+                      all(small_work(shape_numel(d.shape)) for d, _ in pairs))
 
     def at(self, buf: Buffer, t: str, shape: tuple) -> Buffer:
         """The slice ``buf[t]`` of shape ``shape`` (a view at an offset)."""

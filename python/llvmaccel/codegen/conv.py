@@ -192,11 +192,6 @@ class ConvEmitter(MatmulEmitter):
         rank = x.rank - 2
         ksize = node.attrs["kernel"][d]
         osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
-
-        def in_index(o: str, k: str) -> tuple[str, str]:
-            """The input index, and whether it is inside the input."""
-            return self.window_source(node, d, o, k, isize)
-
         if d < rank - 1:
             with self.loop(osize, hint="o") as o, self.loop(str(ksize), hint="k") as k:
                 def rec(i: str, z: bool, o: str = o, k: str = k) -> None:
@@ -205,7 +200,7 @@ class ConvEmitter(MatmulEmitter):
                 if zero:
                     rec("0", True)
                 else:
-                    i, ok = in_index(o, k)
+                    i, ok = self.window_source(node, d, o, k, isize)
                     self.either(ok, lambda i=i: rec(i, False), lambda: rec("0", True))
             return
         dt = col.dtype
@@ -220,7 +215,7 @@ class ConvEmitter(MatmulEmitter):
                 if zero:
                     v = zero_v
                 else:
-                    i, ok = in_index(o, k)
+                    i, ok = self.window_source(node, d, o, k, isize)
                     v = self.cond(ok, lambda i=i: self.load(bx, self.linear(chan + iidx + [i],
                                                                             x.shape)),
                                   lambda: zero_v, dt.llvm)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from ..graph import DType, Graph, Node, SymExpr, shape_numel
 from ..target import TargetInfo
@@ -22,6 +23,19 @@ _CHUNK_ALIGN = 256
 
 def _no_scratch(shape: tuple, dtype: DType) -> Buffer:
     raise CodegenError("no temporary buffers outside codegen.generate")
+
+
+class _OpenStep(NamedTuple):
+    """The step of the SPMD body being emitted (EmitterCore._step_open)."""
+
+    head: str  # the block that claims a chunk
+    nxt: str  # the block after the step
+    yield_at: int  # body lines with a <chunks> placeholder: the yield check,
+    claim_at: int  # the claim
+    memo: dict  # the memo before the step, restored after it
+    round: str  # this thread's round of the step ("0" outside loops)
+    slot: str  # the round counter's stack slot ("" outside loops)
+    blas_calls: int  # library calls emitted before the step
 
 
 class EmitterCore:
@@ -74,7 +88,6 @@ class EmitterCore:
         # made for every softmax @ V (codegen.attention; Kernel.attention).
         self.attention_plans: dict[int, object] = {}
         self.attention_choices: list[tuple[int, str, str]] = []
-        self.uses_blas = False  # a call of the BLAS library was emitted
         self.blas_calls = 0  # calls of the BLAS library emitted so far
         self.zero_flag: str | None = None  # integer division by zero seen (an i1)
         self.zero_flag_used = False
@@ -89,14 +102,17 @@ class EmitterCore:
         # when every thread has waited for what precedes (par_barrier).
         self.par_prev: tuple[int, str, str] | None = None
         self.par_chunk = ""  # the chunk the current step's thread runs
-        # The open step: its claim block, next block, claim line, saved memo,
-        # round and the round counter's slot (or "").
-        self.par_open: tuple = ("", "", 0, {}, "0", "", 0, 0)
+        self.par_open = _OpenStep("", "", 0, 0, {}, "0", "", 0)  # the step being emitted
         self.par_loops = 0  # loops of the SPMD body (a scan's) open here
         self.par_one = False  # the open step is one chunk (its loops run whole)
         self.par_held = False  # the open step of one chunk takes the small steps after it
         self.par_loop_library = False  # a step in a loop calls the library
         self.par_cap = 1  # the most threads the kernel runs with
+
+    @property
+    def uses_blas(self) -> bool:
+        """A call of the BLAS library was emitted."""
+        return self.blas_calls > 0
 
     # -- low-level --------------------------------------------------------
     def fresh(self, hint: str = "v") -> str:
@@ -241,10 +257,10 @@ class EmitterCore:
         thread 0; elsewhere ``[0, n)``."""
         if not (self.spmd and self.par_pending):
             return "0", n
-        from .parallel import MIN_WORK
+        from .parallel import MIN_WORK, small_work
 
         self.par_pending = False
-        if isinstance(work, int) and work < MIN_WORK:
+        if small_work(work):
             self.par_one = True  # the step is one chunk: every loop of it runs whole
             return "0", n
         self.par_work.append(work)
@@ -343,7 +359,7 @@ class EmitterCore:
             return read_flag()
 
         def publish() -> None:
-            s, rnd = self.par_steps, self.par_open[4]
+            s, rnd = self.par_steps, self.par_open.round
             go = self.op(f"zext i1 {read_flag()} to i32", "i")
             self.declare("llvmaccel_parallel_decide", "void", ["ptr", "i64", "i64", "i32"])
             self.line(f"call void @llvmaccel_parallel_decide(ptr %par.team, i64 {s}, "
@@ -406,14 +422,14 @@ class EmitterCore:
                   f"i64 {rnd}, i64 <chunks>, i64 %par.tid)")
         c = self.op(f"icmp sge i64 {chunk}, 0", "c")
         self.line(f"br i1 {c}, label %{run}, label %{nxt}")
-        self.par_open = (head, nxt, claim_at, dict(self.memo), rnd, slot, yield_at,
-                         self.blas_calls)
+        self.par_open = _OpenStep(head, nxt, yield_at, claim_at, dict(self.memo), rnd, slot,
+                                  self.blas_calls)
         self.start_block(run)
         self.par_pending, self.par_chunk = True, chunk
         self.par_one = self.par_held = False
 
     def _step_close(self) -> None:
-        head, nxt, claim_at, saved, rnd, slot, yield_at, calls = self.par_open
+        head, nxt, yield_at, claim_at, saved, rnd, slot, calls = self.par_open
         s = self.par_steps
         chunks = "1" if self.par_pending or self.par_one else "%par.chunks"
         self.par_pending = self.par_one = self.par_held = False

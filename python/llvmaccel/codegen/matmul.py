@@ -270,7 +270,6 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
                     ("i32", ldb), (mm.t, zero), ("ptr", c), ("i32", n)]
         self.declare(fn, "void", [t for t, _ in args])
         self.line(f"call void @{fn}({', '.join(f'{t} {v}' for t, v in args)})")
-        self.uses_blas = True
         self.blas_calls += 1
 
     def mm_blas_fortran(self, mm: _Matmul, dims: tuple[str, ...], ptrs: tuple[str, ...],
@@ -296,7 +295,6 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         assert fn is not None, "a bf16 GEMM call without the library's bf16 GEMM"
         self.declare(fn, "void", ["ptr"] * len(args))
         self.line(f"call void @{fn}({', '.join(f'ptr {v}' for v in args)})")
-        self.uses_blas = True
         self.blas_calls += 1
 
     # Small IR helpers of the matmul kernels.

@@ -65,6 +65,7 @@ as the serial kernel does.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,10 @@ def _nodes(graph: Graph) -> Iterator[Node]:
             for r in value if isinstance(value, tuple) else (value,):
                 if isinstance(r, Region):
                     yield from _nodes(r.graph)
+
+
+# A step's segment check (EmitterCore._step_open), its result named.
+_YIELD = re.compile(r"^(\s*%[\w.]+) = call i32 @llvmaccel_parallel_yield\(.*\)$")
 
 
 def max_threads() -> int:
@@ -183,13 +188,19 @@ def node_work(n: Node) -> object:
     return shape_numel(n.shape)
 
 
+def small_work(work: object) -> bool:
+    """Whether ``work`` (elements) is known to stay below :data:`MIN_WORK`
+    (a symbolic size may not)."""
+    return isinstance(work, int) and work < MIN_WORK
+
+
 def small_node(n: Node) -> bool:
     """Whether ``n``'s loop nest is known to stay below :data:`MIN_WORK`:
     its work, its result and every operand (a reduction's input counts, not
     just its few outputs). Such a step of one chunk may share the claimed
     chunk of the one before it (:meth:`EmitterCore.step`)."""
     sizes = [node_work(n), shape_numel(n.shape), *(shape_numel(x.shape) for x in n.inputs)]
-    return all(isinstance(v, int) and v < MIN_WORK for v in sizes)
+    return all(small_work(v) for v in sizes)
 
 
 def thread_row(e: EmitterCore, buf: Buffer, row: tuple) -> Buffer:
@@ -265,7 +276,13 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
                       ["i64 %tid", "i64 %nth", "ptr %team"])
     task += [f"  %r = call i32 @{name}.spmd({targs})", "  ret i32 %r", "}", ""]
     decls = {**serial.e.decls, **spmd.e.decls, **d.decls}
-    body_lines = [ln for ln in serial.lines + spmd.lines
+    spmd_lines = spmd.lines
+    if run != "llvmaccel_parallel_run_segmented":
+        # Only a run in segments ever yields: elsewhere each step's check
+        # is a constant the optimizer folds away (no call per step).
+        decls.pop("llvmaccel_parallel_yield", None)
+        spmd_lines = [_YIELD.sub(r"\1 = add i32 0, 0", ln) for ln in spmd_lines]
+    body_lines = [ln for ln in serial.lines + spmd_lines
                   if not ln.startswith(("declare ", "@llvm.compiler.used"))]
     out = entry + task + body_lines + sorted(decls.values())
     variants = sorted(serial.e.vector_variants | spmd.e.vector_variants)
