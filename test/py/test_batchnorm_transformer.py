@@ -67,17 +67,22 @@ def _randomize_bn(model: nn.Module) -> None:
                 m.bias.copy_(torch.randn(m.num_features, generator=g))
 
 
-def test_resnet_block_inference_compiles_whole():
-    torch.manual_seed(0)
-    model = SmallResNet().eval()
-    _randomize_bn(model)
-    x = torch.randn(2, 3, 32, 32)
+def _assert_compiles_whole(model: nn.Module, x: torch.Tensor) -> None:
+    """Under no_grad: no op of ``model`` falls back, and the compiled model
+    gives eager's results."""
     with torch.no_grad():
         report = lt.explain(model, x)
         assert report.fallbacks == [], str(report)
         expected = model(x)
         got = _compile(model)(x)
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_resnet_block_inference_compiles_whole():
+    torch.manual_seed(0)
+    model = SmallResNet().eval()
+    _randomize_bn(model)
+    _assert_compiles_whole(model, torch.randn(2, 3, 32, 32))
 
 
 def test_mobilenet_v3_small_compiles_whole():
@@ -86,13 +91,7 @@ def test_mobilenet_v3_small_compiles_whole():
     torch.manual_seed(0)
     model = MobileNetV3Small().eval()
     _randomize_bn(model)
-    x = torch.randn(2, 3, 96, 96)
-    with torch.no_grad():
-        report = lt.explain(model, x)
-        assert report.fallbacks == [], str(report)
-        expected = model(x)
-        got = _compile(model)(x)
-    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    _assert_compiles_whole(model, torch.randn(2, 3, 96, 96))
 
 
 def test_resnet_inference_with_gradients_enabled():
@@ -321,9 +320,4 @@ def test_held_out_unet_and_vit_compile_whole(model):
     """Two architectures no benchmark uses compile with no fallback and give
     eager's results."""
     torch.manual_seed(0)
-    m = model().eval()
-    x = torch.randn(2, 3, 32, 32)
-    with torch.no_grad():
-        report = lt.explain(m, x)
-        assert report.fallbacks == [], str(report)
-        torch.testing.assert_close(_compile(m)(x), m(x), rtol=1e-4, atol=1e-4)
+    _assert_compiles_whole(model().eval(), torch.randn(2, 3, 32, 32))

@@ -117,21 +117,28 @@ def _sort(g: Graph, ins: list, eqn: Any) -> list[Node]:
     return g.sort(list(ins), int(p["dimension"]), int(p["num_keys"]))
 
 
+def _top(g: Graph, x: Node, k: Any, axis: int, eqn: Any, descending: bool) -> list[Node]:
+    """The ``k`` first of ``x`` sorted along ``axis`` (largest or smallest
+    first) in IEEE 754's total order, ties in index order, and their
+    indices in the dtype of the primitive's second result."""
+    what = eqn.primitive.name
+    k = _static(what, k, "k")
+    n = x.shape[axis]
+    if k < 0 or (isinstance(n, int) and k > n):
+        raise UnsupportedPrimitive(what, f"k={k} for a dim of size {n}")
+    idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
+    values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
+                             descending=descending, total_order=True)
+    return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
+
+
 @_rule("top_k")
 def _top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
     """The ``k`` largest along ``axis`` (the last dim), largest first, in
     IEEE 754's total order (NaN first, -NaN last, 0.0 before -0.0) and ties
     in index order, as XLA's TopK."""
     x = ins[0]
-    k = _static("top_k", eqn.params["k"], "k")
-    axis = int(eqn.params.get("axis", -1)) % x.rank
-    idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
-    n = x.shape[axis]
-    if k < 0 or (isinstance(n, int) and k > n):
-        raise UnsupportedPrimitive("top_k", f"k={k} for a dim of size {n}")
-    values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
-                             descending=True, total_order=True)
-    return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
+    return _top(g, x, eqn.params["k"], int(eqn.params.get("axis", -1)) % x.rank, eqn, True)
 
 
 @_rule("approx_top_k")
@@ -143,15 +150,8 @@ def _approx_top_k(g: Graph, ins: list, eqn: Any) -> list[Node]:
     if not p.get("aggregate_to_topk", True):
         raise UnsupportedPrimitive("approx_top_k", "aggregate_to_topk=False")
     x = ins[0]
-    k = _static("approx_top_k", p["k"], "k")
-    axis = int(p.get("reduction_dimension", -1)) % x.rank
-    idx_dt = graph_dtype(eqn.outvars[1].aval.dtype)
-    n = x.shape[axis]
-    if k < 0 or (isinstance(n, int) and k > n):
-        raise UnsupportedPrimitive("approx_top_k", f"k={k} for a dim of size {n}")
-    values, indices = g.sort([x, g.iota(tuple(x.shape), axis, idx_dt)], axis, 1,
-                             descending=bool(p.get("is_max_k", True)), total_order=True)
-    return [g.slice(values, axis, 0, k, 1), g.slice(indices, axis, 0, k, 1)]
+    return _top(g, x, p["k"], int(p.get("reduction_dimension", -1)) % x.rank, eqn,
+                bool(p.get("is_max_k", True)))
 
 
 @_rule("rev")

@@ -856,6 +856,22 @@ def _pad(g: Graph, ins: list, eqn: Any) -> Node:
     return x
 
 
+def _index_mode(p: dict) -> str:
+    """A gather's or scatter's ``GatherScatterMode`` as its upper-case name."""
+    return str(p.get("mode")).rsplit(".", 1)[-1].upper()
+
+
+def _fill_value(p: dict, x: Node) -> Any:
+    """What a FILL_OR_DROP gather gives out of range: its ``fill_value``,
+    else NaN for inexact types, True for bool, the lowest integer."""
+    fill = p.get("fill_value")
+    if fill is not None:
+        return fill
+    if x.dtype.is_float or x.dtype.is_complex:
+        return float("nan")
+    return True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1))
+
+
 @_rule("gather")
 def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     x, idx = ins
@@ -867,7 +883,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     collapsed = tuple(dn.collapsed_slice_dims)
     offset_dims = tuple(dn.offset_dims)
     sizes = _shape(p["slice_sizes"])
-    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    mode = _index_mode(p)
     if idx.rank == 1 and idx.shape[0] == len(sim) and not collapsed and \
             offset_dims == tuple(range(x.rank)) and "FILL" not in mode:
         # One window (what slicing with symbolic bounds gives: x[1:], x[3:4]).
@@ -899,10 +915,7 @@ def _gather(g: Graph, ins: list, eqn: Any) -> Node:
     fill: Any = 0
     if "FILL" in mode:
         m = "fill"
-        fill = p.get("fill_value")
-        if fill is None:
-            fill = float("nan") if x.dtype.is_float or x.dtype.is_complex else (
-                True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
+        fill = _fill_value(p, x)
     else:  # CLIP, PROMISE_IN_BOUNDS (clamped like XLA on CPU)
         m = "clip"
     batch = tuple(idx.shape[:-1])
@@ -969,18 +982,14 @@ def _gather_along_axis(g: Graph, x: Node, idx: Node, eqn: Any) -> Node:
             and idx.shape[-1] == 1 and all(int(s) == 1 for s in p["slice_sizes"])):
         raise UnsupportedPrimitive("gather", "batching dims other than take_along_axis's")
     ind = g.reshape(idx, tuple(idx.shape[:-1]))
-    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    mode = _index_mode(p)
     out = g.gather(x, ind, axis, "clip")
     if "FILL" not in mode:
         return out
-    fill = p.get("fill_value")
-    if fill is None:
-        fill = float("nan") if x.dtype.is_float else (
-            True if x.dtype is DType.bool else -(1 << (x.dtype.itemsize * 8 - 1)))
     n = _static("gather", x.shape[axis], f"dim {axis} of the operand")
     inside = g.binary("and", g.binary("ge", ind, g.scalar(0, ind.dtype)),
                       g.binary("lt", ind, g.scalar(n, ind.dtype)))
-    return g.where(inside, out, g.scalar(fill, x.dtype))
+    return g.where(inside, out, g.scalar(_fill_value(p, x), x.dtype))
 
 
 _SCATTER = {"scatter": "set", "scatter-add": "add", "scatter-mul": "mul",
@@ -1007,7 +1016,7 @@ def _scatter(g: Graph, ins: list, eqn: Any) -> Node:
     windows = tuple(dn.update_window_dims)
     inserted = tuple(dn.inserted_window_dims)
     sdims = tuple(dn.scatter_dims_to_operand_dims)
-    mode = str(p.get("mode")).rsplit(".", 1)[-1].upper()
+    mode = _index_mode(p)
     i64 = DType.i64
     ushape = tuple(upd.shape)
     # The index vector dim is the last one (jnp always puts it there).

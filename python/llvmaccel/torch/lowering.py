@@ -23,7 +23,17 @@ import torch
 import torch.fx
 
 from .. import composite
-from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op
+from ..graph import (
+    DTYPE_BY_NAME,
+    DType,
+    Graph,
+    GraphError,
+    Node,
+    Sym,
+    SymExpr,
+    dim_op,
+    shape_numel,
+)
 
 __all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
 
@@ -172,8 +182,8 @@ _UNARY = {
     "neg": "neg", "abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
     "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "tanh": "tanh",
     "sigmoid": "sigmoid", "relu": "relu", "silu": "silu", "erf": "erf", "erfc": "erfc",
-    "sin": "sin",
-    "cos": "cos", "floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
+    "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "round": "round",
+    "trunc": "trunc",
     "reciprocal": "reciprocal", "sign": "sign", "logical_not": "not", "bitwise_not": "not",
 }
 _FLOAT_UNARY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "tanh",
@@ -937,9 +947,7 @@ def _conv_transpose(g: Graph, x: Node, w: Node, bias: Node | None, stride: list,
     if dt.is_half:  # accumulated in f32, the result rounded
         x, w = g.cast(x, DType.f32), g.cast(w, DType.f32)
     spatial = tuple(x.shape[2:])
-    iv: Any = 1
-    for d in spatial:
-        iv = dim_op("mul", iv, d)
+    iv = shape_numel(spatial)
     a = g.permute(g.reshape(w, (groups, cg, og * kv)), (0, 2, 1))  # [G, O/G * KV, C/G]
     b = g.reshape(x, (x.shape[0], groups, cg, iv))                 # [N, G, C/G, IV]
     cols = g.reshape(g.matmul(a, b), (x.shape[0], groups * og, *ksize, *spatial))
