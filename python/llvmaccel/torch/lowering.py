@@ -23,17 +23,7 @@ import torch
 import torch.fx
 
 from .. import composite
-from ..graph import (
-    DTYPE_BY_NAME,
-    DType,
-    Graph,
-    GraphError,
-    Node,
-    Sym,
-    SymExpr,
-    dim_op,
-    shape_numel,
-)
+from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op, shape_numel
 
 __all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
 
