@@ -47,6 +47,7 @@ import sys
 import threading
 from typing import NamedTuple
 
+from ._env import getenv
 from .target import TargetInfo
 
 __all__ = ["Choice", "abi", "bf16_library_reason", "bf16_symbol", "choose", "has_batched",
@@ -105,7 +106,7 @@ _LIBRARIES = ("torch", "openblas")
 
 def mode() -> str:
     """``$LLVMACCEL_BLAS``: ``"auto"`` (default), ``"always"`` or ``"off"``."""
-    value = os.environ.get("LLVMACCEL_BLAS", "auto").strip().lower()
+    value = getenv("LLVMACCEL_BLAS", "auto").strip().lower()
     if value in ("0", "off", "no", "false", "none"):
         return "off"
     if value in ("always", "1", "on", "yes", "true"):
@@ -117,7 +118,7 @@ def library() -> str:
     """The library matmuls call: ``$LLVMACCEL_BLAS_LIBRARY`` when it names one
     (``"torch"``, ``"openblas"``), else (``auto``) PyTorch's when PyTorch is
     imported and its library exports a Fortran GEMM, else OpenBLAS."""
-    want = os.environ.get("LLVMACCEL_BLAS_LIBRARY", "auto").strip().lower()
+    want = getenv("LLVMACCEL_BLAS_LIBRARY", "auto").strip().lower()
     if want in _LIBRARIES:
         return want
     if "torch" in sys.modules and _load_torch() is not None:
@@ -354,7 +355,7 @@ def _given_threads() -> int | None:
     ``$LLVMACCEL_NUM_THREADS`` (None: neither)."""
     if _threads_override is not None:
         return _threads_override
-    env = os.environ.get("LLVMACCEL_NUM_THREADS", "").strip()
+    env = getenv("LLVMACCEL_NUM_THREADS").strip()
     if env:
         try:
             value = int(env)

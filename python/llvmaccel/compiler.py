@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -162,6 +163,35 @@ class _Plan(NamedTuple):
     # Bytes of every output buffer when it is large enough for huge pages
     # (hugepages.MIN_BYTES), else 0: asked once, not per call.
     huge: tuple = ()
+    # Whether any output is large enough for huge pages.
+    any_huge: bool = False
+    # (shape, strides, torch dtype) of every output: its allocation
+    # (torch outputs only).
+    alloc: tuple = ()
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    """The strides, in elements, of a C-contiguous array of ``shape``."""
+    strides = []
+    step = 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+@functools.cache
+def _torch_empty_strided() -> Callable[[tuple, tuple, Any], Any]:
+    """``(shape, strides, dtype) -> uninitialized CPU tensor``: PyTorch's
+    allocation entry point that inductor's generated code calls (0.4 us
+    against torch.empty's 1.3 us, per output of every call), else
+    ``torch.empty_strided``."""
+    torch = sys.modules["torch"]
+    fast = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None),
+                   "_empty_strided_cpu", None)
+    if fast is not None:
+        return fast
+    return lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype)
 
 
 #: Alignment in bytes of the numpy outputs of a call: a cache line, and what
@@ -305,6 +335,8 @@ class CompiledGraph:
         self._spare_lock = threading.Lock()
         # Signatures of contiguous CPU tensor inputs seen before -> _Plan.
         self._plans: dict[tuple, _Plan] = {}
+        # Whether a call gives the library or the pool their thread counts.
+        self._syncs = kernel.uses_blas or kernel.parallel
 
     @property
     def optimized_ir(self) -> str:
@@ -377,7 +409,8 @@ class CompiledGraph:
             intra_op.sync_threads()
 
     def _run(self, inputs: tuple, symbols: dict[str, int] | None) -> list[Any]:
-        self.sync_threads()
+        if self._syncs:
+            self.sync_threads()
         key = _tensor_signature(inputs)
         if key is None:
             key = _array_signature(inputs)
@@ -401,13 +434,16 @@ class CompiledGraph:
             ptrs = [x.ctypes.data or None for x in inputs] + self._const_ptrs + \
                 [o.ctypes.data or None for o in outs]
         else:
-            empty = sys.modules["torch"].empty
-            outs = [empty(shape, dtype=dtype) for shape, dtype in plan.outputs]
+            empty = _torch_empty_strided()
+            outs = [empty(shape, strides, dtype) for shape, strides, dtype in plan.alloc]
             out_ptrs = [o.data_ptr() or None for o in outs]
-            for p, nbytes in zip(out_ptrs, plan.huge, strict=True):
-                if nbytes:
-                    hugepages.advise(p or 0, nbytes)
-            ptrs = [x.data_ptr() or None for x in inputs] + self._const_ptrs + out_ptrs
+            if plan.any_huge:
+                for p, nbytes in zip(out_ptrs, plan.huge, strict=True):
+                    if nbytes:
+                        hugepages.advise(p or 0, nbytes)
+            ptrs = [x.data_ptr() or None for x in inputs]
+            ptrs += self._const_ptrs
+            ptrs += out_ptrs
         if not plan.temp_sizes:
             rc = self._fn(*ptrs, *plan.symbols)
         else:
@@ -476,8 +512,11 @@ class CompiledGraph:
             self._raise(rc)
         del args
         huge = tuple(o.nbytes if o.nbytes >= hugepages.MIN_BYTES else 0 for o in outs)
-        plan = _Plan(tuple((tuple(o.shape), o.dtype) for o in outs), temp_sizes, sym_values,
-                     numpy=not use_torch, huge=huge)
+        shapes = tuple((tuple(o.shape), o.dtype) for o in outs)
+        alloc = () if not use_torch else tuple(
+            (shape, _contiguous_strides(shape), dtype) for shape, dtype in shapes)
+        plan = _Plan(shapes, temp_sizes, sym_values, numpy=not use_torch, huge=huge,
+                     any_huge=any(huge), alloc=alloc)
         return outs, plan
 
     def _take_temps(self, sizes: tuple) -> _Temps:

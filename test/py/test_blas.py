@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -277,3 +278,22 @@ def test_torch_library(monkeypatch, library):
         blas.set_num_threads(None)
         lib.MKL_Set_Num_Threads_Local(ctypes.c_int(0))  # back to the global setting
         torch.set_num_threads(old)
+
+
+def test_environment_read_at_each_call_follows_changes(monkeypatch):
+    """The settings read before every call (``llvmaccel._env.getenv``, which
+    skips os.environ's key encoding) see what os.environ sees: set, changed,
+    removed, and non-ASCII values."""
+    from llvmaccel._env import getenv
+
+    name = "LLVMACCEL_TEST_ENV_FOLLOWS"
+    monkeypatch.delenv(name, raising=False)
+    assert getenv(name) == "" and getenv(name, "auto") == "auto"
+    monkeypatch.setenv(name, "2")
+    assert getenv(name) == os.environ[name] == "2"
+    os.environ[name] = "pool é"
+    assert getenv(name) == os.environ.get(name) == "pool é"
+    monkeypatch.delenv(name)
+    assert getenv(name, "x") == "x"
+    monkeypatch.setenv("LLVMACCEL_BLAS", "off")
+    assert blas.mode() == "off"

@@ -69,6 +69,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .. import blas
+from .._env import getenv
 from ..graph import Graph, Node, Region, SymExpr, dim_op, shape_numel
 from ..target import TargetInfo
 from .common import Buffer
@@ -304,19 +306,20 @@ def sync_threads() -> int:
     ``$LLVMACCEL_PARALLEL_RUNTIME`` asks for (see :func:`runtime`); returns
     the count. Called before each call of a parallel kernel."""
     global _threads_set, _runtime_set
-    from .. import blas
-    from .._native import core
-
     want = blas.num_threads() or max_threads()
     if want != _threads_set:
+        from .._native import core
+
         core.parallel_set_threads(want)
         _threads_set = want
-    mode = os.environ.get("LLVMACCEL_PARALLEL_RUNTIME", "auto").lower()
+    mode = getenv("LLVMACCEL_PARALLEL_RUNTIME", "auto")
     if mode != _runtime_set:
-        if mode not in _RUNTIMES:
+        from .._native import core
+
+        if mode.lower() not in _RUNTIMES:
             raise ValueError(f"LLVMACCEL_PARALLEL_RUNTIME must be auto, pool or openmp, "
-                             f"not {mode!r}")
-        core.parallel_set_runtime(_RUNTIMES[mode])
+                             f"not {mode.lower()!r}")
+        core.parallel_set_runtime(_RUNTIMES[mode.lower()])
         _runtime_set = mode
     return want
 

@@ -366,16 +366,24 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
     symbol_args = lowered.symbol_args
     outputs = lowered.outputs
     single = lowered.single_output
+    listed = len(tensor_args) + len(symbol_args) != 1
+    has_int = any(kind == "int" for kind, _ in outputs)
+    # Every output a result of the kernel, with tensor inputs (so its results
+    # are tensors) and no size symbols: the common case, in a few steps.
+    plain = bool(tensor_args) and not symbol_args and bool(lowered.graph.outputs) and \
+        all(kind == "tensor" for kind, _ in outputs)
+    picks = tuple(v for _, v in outputs) if plain else ()
 
     def run(*args: Any) -> Any:
-        if len(args) == 1 and isinstance(args[0], list) and len(tensor_args) + \
-                len(symbol_args) != 1:
+        if listed and len(args) == 1 and isinstance(args[0], list):
             args = tuple(args[0])
         tensors = [args[i] for i in tensor_args]
+        if plain:
+            results = compiled(*tensors)
+            return results[picks[0]] if single else tuple(results[v] for v in picks)
         symbols = {name: int(args[i]) for name, i in symbol_args}
         results = compiled(*tensors, symbols=symbols) if lowered.graph.outputs else []
-        env = compiled.bind(tuple(tensors), symbols) if any(
-            kind == "int" for kind, _ in outputs) else {}
+        env = compiled.bind(tuple(tensors), symbols) if has_int else {}
         out = []
         for kind, v in outputs:
             if kind == "tensor":
