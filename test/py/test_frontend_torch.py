@@ -682,7 +682,28 @@ HELD_OUT = {
     "searchsorted": lambda x: (torch.searchsorted(torch.sort(x[0]).values, x),
                                torch.searchsorted(torch.sort(x[1]).values, x, side="right",
                                                   out_int32=True)),
+    "hypot": lambda x: (torch.hypot(x, x.flip(0)), torch.hypot(x * 1e30, x.flip(1) * 1e30)),
 }
+
+
+@pytest.mark.parametrize("decimals", [1, 3, -1, -2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_round_with_decimals(decimals, dtype):
+    """``torch.round(x, decimals=d)`` compiles (it used to send the whole
+    graph back to eager) and is eager's bit for bit: ties to even of x
+    scaled by 10**d, in float for the half types."""
+    x = torch.randn(16, 33, generator=torch.Generator().manual_seed(5)) * 300
+    x[0, :6] = torch.tensor([0.25, 0.35, 2.5, -0.45, 150.0, -250.0])
+    x = x.to(dtype) / (100 if dtype in (torch.float16, torch.bfloat16) else 1)
+
+    def fn(x):
+        return torch.round(x, decimals=decimals) + 0.0
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(fn, backend="llvmaccel", options={"strict": True})(x)
+    assert torch.equal(got, fn(x))
+    _no_fallback(fn, x)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT))

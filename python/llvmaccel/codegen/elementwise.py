@@ -588,8 +588,8 @@ class ElementwiseEmitter(EmitterCore):
                 return self.fcall("minimum", dt, [a, b])
             if fn == "pow":
                 return self.fcall("pow", dt, [a, b])
-            if fn == "atan2":
-                return self.fcall("atan2", dt, [a, b], libm=True)
+            if fn in ("atan2", "hypot"):
+                return self.fcall(fn, dt, [a, b], libm=True)
             if fn == "floordiv":
                 return self.fcall("floor", dt, [self.op(f"fdiv {t} {a}, {b}")])
             raise CodegenError(f"unsupported float op {fn}")

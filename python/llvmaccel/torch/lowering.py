@@ -201,6 +201,30 @@ for _name in _UNARY:
     _LOWER[_name] = _lower_unary(_name)
 
 
+_round_half_even = _LOWER["round"]
+
+
+@_op("round")
+def _round(c: _Ctx, x: Any, decimals: int = 0) -> Node:
+    """``torch.round(x, decimals=d)`` as PyTorch computes it: to nearest,
+    ties to even, of ``x * 10**d`` divided back (``x / 10**-d`` multiplied
+    back for negative ``d``), in the op math type (float for half types)."""
+    if not decimals:
+        return _round_half_even(c, x)
+    x = c.t(x)
+    if not x.dtype.is_float:
+        return c.finish(x)
+    dt = c.out_dtype or x.dtype
+    op_dt = DType.f32 if dt in (DType.f16, DType.bf16) else dt
+    v = c.g.cast(x, op_dt)
+    scale = c.g.scalar(float(10.0 ** abs(decimals)), op_dt)
+    if decimals > 0:
+        r = c.g.binary("div", c.g.unary("round", c.g.binary("mul", v, scale)), scale)
+    else:
+        r = c.g.binary("mul", c.g.unary("round", c.g.binary("div", v, scale)), scale)
+    return c.finish(c.g.cast(r, dt))
+
+
 def _lower_composite(name: str) -> Callable[..., Any]:
     """Hyperbolic and inverse trigonometric functions (:mod:`llvmaccel.composite`);
     integer operands are computed in the result's float type."""
@@ -239,7 +263,7 @@ def _binary(fn: str) -> Callable[..., Any]:
 for _name, _fn in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("maximum", "maximum"),
                    ("minimum", "minimum"), ("fmod", "rem"), ("bitwise_and", "and"),
                    ("bitwise_or", "or"), ("bitwise_xor", "xor"), ("logical_xor", "xor"),
-                   ("atan2", "atan2"), ("bitwise_left_shift", "shl"),
+                   ("atan2", "atan2"), ("hypot", "hypot"), ("bitwise_left_shift", "shl"),
                    ("bitwise_right_shift", "ashr"), ("__lshift__", "shl"),
                    ("__rshift__", "ashr")):
     _LOWER[_name] = _binary(_fn)
