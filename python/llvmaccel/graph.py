@@ -473,7 +473,7 @@ def _same_value(x: Node, y: Node) -> bool:
     if x is y:
         return True
     if x.op in ("input", "constant", "reduce", "matmul", "conv", "pool", "embedding_bag",
-                "scatter", "col2im") \
+                "scatter", "col2im", "im2col") \
             or x.op != y.op or x.dtype is not y.dtype or tuple(x.shape) != tuple(y.shape) \
             or x.attrs != y.attrs or len(x.inputs) != len(y.inputs):
         return False
@@ -913,6 +913,32 @@ class Graph:
         if max(ld) > 1:
             attrs["lhs_dilation"] = ld
         return self._add(Node("conv", inputs, shape, dt, attrs))
+
+    def im2col(self, x: Node, kernel: tuple[int, ...], stride: tuple[int, ...],
+               padding: tuple[int, ...], dilation: tuple[int, ...]) -> Node:
+        """The windows of a convolution's input, one column per output
+        position (``F.unfold``; the GEMM form of a convolution's gradient by
+        its weights): ``x`` ``[N, C, *in]`` gives ``cols`` ``[N, C, *kernel,
+        *out]`` with ``cols[n, c, k, o] = x[n, c, o * stride - padding + k *
+        dilation]`` per spatial dim, 0 in the padding; ``out`` as a
+        convolution's. The adjoint of :meth:`col2im`."""
+        r = x.rank - 2
+        if r < 1 or not x.dtype.is_float:
+            raise GraphError("im2col needs float x [N, C, *spatial]")
+        if not len(kernel) == len(stride) == len(padding) == len(dilation) == r:
+            raise GraphError("im2col: one kernel size, stride, padding and dilation per "
+                             "spatial dim")
+        if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+            raise GraphError("im2col: bad kernel, stride, padding or dilation")
+        out = tuple(dim_op("add", dim_op("floordiv", dim_op("add", i, 2 * p - d * (k - 1) - 1),
+                                         s), 1)
+                    for i, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation,
+                                             strict=True))
+        if any(isinstance(o, int) and o < 1 for o in out):
+            raise GraphError(f"im2col: the windows do not fit the input {x.shape[2:]}")
+        return self._add(Node("im2col", (x,), (x.shape[0], x.shape[1], *kernel, *out), x.dtype,
+                              {"stride": tuple(stride), "padding": tuple(padding),
+                               "dilation": tuple(dilation), "kernel": tuple(kernel)}))
 
     def col2im(self, cols: Node, out_spatial: tuple[Dim, ...], stride: tuple[int, ...],
                padding: tuple[int, ...], dilation: tuple[int, ...]) -> Node:

@@ -69,6 +69,20 @@ def test_permute_of_permute_is_one_permute():
     np.testing.assert_array_equal(t, vv.transpose(2, 0, 1).transpose(1, 0, 2))
 
 
+def test_im2col_checks_its_parameters():
+    g = Graph()
+    x = g.input("x", (1, 2, 4, 4), DType.f32)
+    assert g.im2col(x, (3, 3), (1, 1), (1, 1), (1, 1)).shape == (1, 2, 3, 3, 4, 4)
+    for bad in [((5, 5), (1, 1), (0, 0), (1, 1)),  # no window fits
+                ((3,), (1, 1), (0, 0), (1, 1)),  # one value per dim
+                ((3, 3), (0, 1), (0, 0), (1, 1)),  # stride
+                ((3, 3), (1, 1), (-1, 0), (1, 1))]:  # padding
+        with pytest.raises(GraphError, match="im2col"):
+            g.im2col(x, *bad)
+    with pytest.raises(GraphError, match="float"):
+        g.im2col(g.input("i", (1, 1, 3, 3), DType.i32), (1, 1), (1, 1), (0, 0), (1, 1))
+
+
 def test_noalias_and_no_fast_math():
     k = generate(_softmax_graph())
     assert "ptr noalias readonly %in0" in k.ir and "ptr noalias %out0" in k.ir

@@ -686,6 +686,32 @@ HELD_OUT = {
 }
 
 
+@pytest.mark.parametrize("args", [
+    ((2, 3, 7, 8), dict(kernel_size=3, padding=1)),
+    ((1, 2, 9, 9), dict(kernel_size=(3, 2), stride=(2, 3), padding=(0, 2), dilation=(2, 1))),
+    ((3, 6, 5), dict(kernel_size=2, stride=1)),  # unbatched
+    ((1, 2, 4, 4), dict(kernel_size=3, padding=3)),  # taps wholly in the padding
+])
+def test_unfold_and_fold_are_graph_ops(args):
+    """``F.unfold`` (aten.im2col) and ``F.fold`` (aten.col2im) lower to the
+    graph's im2col and col2im, bit for bit eager's, with no fallback (they
+    were gathers and scatters through PyTorch's decompositions)."""
+    shape, kw = args
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(3))
+    out = shape[-2:]
+
+    def fn(x):
+        cols = F.unfold(x, **kw)
+        return cols, F.fold(cols * 2, out, **kw)
+
+    torch._dynamo.reset()
+    got = torch.compile(fn, backend="llvmaccel", options={"strict": True})(x)
+    want = fn(x)
+    assert torch.equal(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1], rtol=1e-6, atol=1e-6)
+    _no_fallback(fn, x)
+
+
 @pytest.mark.parametrize("decimals", [1, 3, -1, -2])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
 def test_round_with_decimals(decimals, dtype):

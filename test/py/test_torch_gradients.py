@@ -196,3 +196,73 @@ def test_flash_attention_decomposition_matches_the_kernel(case):
     torch.testing.assert_close(got_out, out, **tol)
     torch.testing.assert_close(got_lse, lse, **tol)
     assert got_lse.dtype == lse.dtype and got_lse.stride() == lse.stride()
+
+
+_CONVS = {
+    # Convolutions whose gradients are computed in the compiled backward
+    # (llvmaccel.torch.decompositions.convolution_backward): by the input a
+    # transposed convolution, by the weights im2col and a product per
+    # image or over all images' positions, by the bias a sum.
+    "plain": (lambda: nn.Conv2d(3, 8, 3, padding=1), (2, 3, 9, 9)),
+    "strided": (lambda: nn.Conv2d(4, 6, 3, stride=2, padding=1), (2, 4, 10, 11)),
+    "dilated": (lambda: nn.Conv2d(4, 6, (3, 2), stride=(1, 2), padding=(2, 0), dilation=(2, 1)),
+                (2, 4, 10, 11)),
+    "groups": (lambda: nn.Conv2d(6, 9, 3, padding=1, groups=3), (2, 6, 8, 8)),
+    "depthwise": (lambda: nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False), (3, 8, 7, 7)),
+    "deep": (lambda: nn.Conv2d(64, 64, 3, padding=1, bias=False), (3, 64, 4, 4)),
+    "pad_wider_than_kernel": (lambda: nn.Conv2d(2, 3, 2, padding=3), (1, 2, 4, 5)),
+    "conv1d": (lambda: nn.Conv1d(4, 5, 3, stride=2, padding=1), (3, 4, 17)),
+    "pooled": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.MaxPool2d(2), nn.ReLU()),
+               (2, 3, 11, 11)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CONVS))
+def test_convolution_gradients_compile(case):
+    """The gradients of a convolution (and of max pooling) by its input,
+    weights and bias are eager's, computed in the compiled backward: no op
+    of it runs eagerly. ("deep" takes the product over all images'
+    positions, its per-image products being larger than the columns.)"""
+    make, shape = _CONVS[case]
+    torch.manual_seed(1)
+    model = make()
+    ref = copy.deepcopy(model)
+    torch._dynamo.reset()
+    fast = torch.compile(model, backend="llvmaccel")
+    for step in range(2):  # the first backward recomputes, the second reads the saved
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(step))
+        xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = fast(xa)
+            cot = torch.randn(y.shape, generator=torch.Generator().manual_seed(9))
+            y.backward(cot)
+        eager = [str(w.message) for w in caught if "eagerly" in str(w.message)]
+        assert not eager, eager
+        ref(xb).backward(cot)
+        torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-4, atol=1e-5)
+        for (pname, p), q in zip(model.named_parameters(), ref.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5,
+                                       msg=lambda m, n=pname: f"{n}: {m}")
+            p.grad, q.grad = None, None
+
+
+@pytest.mark.parametrize("module", ["conv3d", "conv_transpose"])
+def test_convolution_gradients_left_to_eager_are_right(module):
+    """3-d and transposed convolutions keep ``convolution_backward`` whole
+    (the decomposition declines them): it runs eagerly, with the right
+    gradients."""
+    torch.manual_seed(2)
+    model = nn.Conv3d(2, 3, 3, padding=1) if module == "conv3d" else \
+        nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1)
+    x = torch.randn((1, 2, 5, 5, 5) if module == "conv3d" else (2, 4, 5, 5))
+    ref = copy.deepcopy(model)
+    torch._dynamo.reset()
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(model, backend="llvmaccel")(xa).sum().backward()
+    assert any("convolution_backward" in str(w.message) for w in caught)
+    ref(xb).sum().backward()
+    torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(model.weight.grad, ref.weight.grad, rtol=1e-4, atol=1e-5)

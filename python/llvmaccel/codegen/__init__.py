@@ -389,7 +389,7 @@ def _materialized(graph: Graph, target: TargetInfo, fused: frozenset[int] = froz
             x, w, _ = conv_operands(n, target)
             for src in (x, w, *n.inputs[2:]):
                 must.add(_root_for_buffer(src))
-        if n.op in ("embedding_bag", "pool", "col2im"):
+        if n.op in ("embedding_bag", "pool", "col2im", "im2col"):
             for x in n.inputs:
                 must.add(_root_for_buffer(x))
         if n.op in ("take", "gather") and n.attrs["mode"] in ("check", "wrap"):

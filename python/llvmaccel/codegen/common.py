@@ -84,7 +84,7 @@ class Kernel:
 _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",
                     "view_as_complex", "view_as_real"})
 _KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool", "custom",
-                      "cumulative", "scatter", "col2im"})
+                      "cumulative", "scatter", "col2im", "im2col"})
 _BUFFERS = frozenset({"input", "constant"})
 
 

@@ -40,7 +40,7 @@ padding reads the input in place.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from ..graph import DType, Node, dim_op, shape_numel
 from ..target import TargetInfo
@@ -304,20 +304,8 @@ class ConvEmitter(MatmulEmitter):
         s = a["stride"][d]
         osize, isize = self.dim(node.shape[2 + d]), self.dim(cols.shape[2 + rank + d])
         with self.loop(str(a["kernel"][d]), hint="k") as k:
-            # shift = k * dil - p: output of input 0 under tap k.
-            shift = self.op(f"sub nsw i64 {self.imul(k, str(a['dilation'][d]))}, "
-                            f"{a['padding'][d]}", "i")
-            # first i with i*s + shift >= 0: ceil(-shift / s) when shift < 0.
-            neg = self.op(f"sub nsw i64 0, {shift}", "i")
-            up = self.op(f"udiv i64 {self.iadd(neg, str(s - 1))}, {s}", "i")
-            first = self.op(f"select i1 {self.op(f'icmp sgt i64 {neg}, 0', 'c')}, i64 {up}, "
-                            "i64 0", "i")
-            # last i with i*s + shift <= out - 1, exclusive: (out-1-shift)/s + 1.
-            room = self.op(f"sub nsw i64 {self.op(f'sub nsw i64 {osize}, 1', 'i')}, {shift}",
-                           "i")
-            past = self.op(f"add nsw i64 {self.op(f'udiv i64 {room}, {s}', 'i')}, 1", "i")
-            past = self.op(f"select i1 {self.op(f'icmp slt i64 {room}, 0', 'c')}, i64 0, "
-                           f"i64 {past}", "i")
+            shift = self._tap_shift(node, d, k)
+            first, past = self._strided_range(shift, s, osize)
             end = self.imin(isize, past)
             with self.loop(end, start=first, hint="i") as i:
                 y = self.iadd(self.imul(i, str(s)), shift)
@@ -328,6 +316,81 @@ class ConvEmitter(MatmulEmitter):
                     off = self.linear(nc + oidx + [y], node.shape)
                     v = self.load(bc, self.linear(nc + kidx + [k] + iidx + [i], cols.shape))
                     self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {v}"))
+
+    def _tap_shift(self, node: Node, d: int, k: str) -> str:
+        """``k * dilation - padding`` along dim ``d``: where position 0 of a
+        sliding window's output lands under tap ``k``."""
+        a = node.attrs
+        return self.op(f"sub nsw i64 {self.imul(k, str(a['dilation'][d]))}, "
+                       f"{a['padding'][d]}", "i")
+
+    def _strided_range(self, shift: str, s: int, limit: str) -> tuple[str, str]:
+        """``[first, past)``: the ``j >= 0`` with ``0 <= j * s + shift <
+        limit`` (``past`` unclamped above: the caller bounds it by its own
+        loop's size)."""
+        # first: ceil(-shift / s) when shift < 0, else 0.
+        neg = self.op(f"sub nsw i64 0, {shift}", "i")
+        up = self.op(f"udiv i64 {self.iadd(neg, str(s - 1))}, {s}", "i")
+        first = self.op(f"select i1 {self.op(f'icmp sgt i64 {neg}, 0', 'c')}, i64 {up}, "
+                        "i64 0", "i")
+        # past: (limit - 1 - shift) / s + 1, or 0 when limit - 1 - shift < 0.
+        room = self.op(f"sub nsw i64 {self.op(f'sub nsw i64 {limit}, 1', 'i')}, {shift}", "i")
+        past = self.op(f"add nsw i64 {self.op(f'udiv i64 {room}, {s}', 'i')}, 1", "i")
+        past = self.op(f"select i1 {self.op(f'icmp slt i64 {room}, 0', 'c')}, i64 0, "
+                       f"i64 {past}", "i")
+        return first, past
+
+    def emit_im2col(self, node: Node, out: Buffer) -> None:
+        """``cols[n, c, k, o] = x[n, c, o * stride - padding + k *
+        dilation]`` (:meth:`Graph.im2col <llvmaccel.graph.Graph.im2col>`),
+        per plane ``(n, c)``: for each tap, the output positions whose
+        source lies inside the input are computed before the loops (no
+        check in them), the others are zeros."""
+        x = node.inputs[0]
+        bx = self.buffer_of(x)
+        if bx is None:
+            raise CodegenError("im2col operand is not materialized")
+        rank = x.rank - 2
+        with self.planes(node, shape_numel(node.shape)) as (n, c):
+            with self._taps(node, rank) as kidx:
+                self._im2col_out(node, out, bx, [n, c], kidx, 0, rank, [], [])
+
+    @contextmanager
+    def _taps(self, node: Node, rank: int) -> Iterator[list[str]]:
+        """Loops over every tap of ``node``'s kernel, outermost dim first."""
+        with ExitStack() as stack:
+            yield [stack.enter_context(self.loop(str(node.attrs["kernel"][d]), hint="k"))
+                   for d in range(rank)]
+
+    def _im2col_out(self, node: Node, out: Buffer, bx: Buffer, nc: list[str],
+                    kidx: list[str], d: int, rank: int, oidx: list[str],
+                    iidx: list[str] | None) -> None:
+        """The output positions of spatial dim ``d`` under the taps
+        ``kidx`` (nested: the later dims'); ``iidx`` None under a position
+        of an earlier dim whose source is padding (all zeros)."""
+        x = node.inputs[0]
+        zero = _const(0, node.dtype)
+        osize, isize = self.dim(node.shape[2 + rank + d]), self.dim(x.shape[2 + d])
+        s = node.attrs["stride"][d]
+        shift = self._tap_shift(node, d, kidx[d])
+        first, past = self._strided_range(shift, s, isize)
+        first = self.imin(first, osize)
+        end = self.imax(first, self.imin(osize, past))
+
+        def run(begin: str, stop: str, inside: bool) -> None:
+            with self.loop(stop, start=begin, hint="o") as o:
+                src = None if not inside or iidx is None else \
+                    iidx + [self.iadd(self.imul(o, str(s)), shift)]
+                if d < rank - 1:
+                    self._im2col_out(node, out, bx, nc, kidx, d + 1, rank, oidx + [o], src)
+                    return
+                off = self.linear(nc + kidx + oidx + [o], node.shape)
+                v = zero if src is None else self.load(bx, self.linear(nc + src, x.shape))
+                self.store(out, off, v)
+
+        run("0", first, False)
+        run(first, end, True)
+        run(end, osize, False)
 
     @contextmanager
     def planes(self, node: Node, work: object) -> Iterator[tuple[str, str]]:

@@ -713,6 +713,8 @@ class EmitterCore:
             self.emit_pool(node, out)
         elif node.op == "col2im":
             self.emit_col2im(node, out)  # type: ignore[attr-defined]
+        elif node.op == "im2col":
+            self.emit_im2col(node, out)  # type: ignore[attr-defined]
         elif node.op == "custom":
             self.emit_custom(node, out)
         elif node.op == "cumulative":

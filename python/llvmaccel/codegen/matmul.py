@@ -301,6 +301,9 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
     def imin(self, a: str, b: str) -> str:
         return self.call("llvm.smin.i64", "i64", [("i64", a), ("i64", b)], hint="i")
 
+    def imax(self, a: str, b: str) -> str:
+        return self.call("llvm.smax.i64", "i64", [("i64", a), ("i64", b)], hint="i")
+
     def ceil_div(self, a: str, b: int) -> str:
         """``ceil(a / b)`` for a size ``a >= 0``."""
         return self.op(f"udiv i64 {self.iadd(a, str(b - 1))}, {b}", "i")

@@ -185,6 +185,8 @@ def node_work(n: Node) -> object:
         return product_work(n.shape[1], shape_numel(n.shape[2:]), shape_numel(w[1:]), n.shape[0])
     if n.op == "col2im":  # every product is added once
         return shape_numel(n.inputs[0].shape)
+    if n.op == "im2col":  # every column element is written once
+        return shape_numel(n.shape)
     if n.op == "pool":  # each output reads a window
         return dim_op("mul", shape_numel(n.shape), shape_numel(n.attrs["kernel"]))
     return shape_numel(n.shape)

@@ -195,6 +195,62 @@ def median(x: torch.Tensor) -> torch.Tensor:
     return median_dim(x.reshape(-1), 0)[0]
 
 
+def convolution_backward(
+    grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,  # noqa: A002
+    bias_sizes: list[int] | None, stride: list[int], padding: list[int], dilation: list[int],
+    transposed: bool, output_padding: list[int], groups: int, output_mask: list[bool],
+) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None] | object:
+    """The gradients of a 1-d or 2-d convolution in the GEMM forms PyTorch's
+    CPU kernels use, in ops llvmaccel lowers: by the input, the transposed
+    convolution of ``grad_output`` with the same weights (GEMM, then
+    ``col2im``); by the weights, per image and group ``grad_output_g @
+    im2col(input_g)^T`` summed over the images; by the bias, the sum over
+    images and positions. Transposed and 3-d convolutions are left whole
+    (``NotImplemented``: eager PyTorch runs them)."""
+    if transposed or input.dim() not in (3, 4):
+        return NotImplemented
+    if input.dim() == 3:  # 1-d: a 2-d convolution over rows of one
+        grads = convolution_backward(
+            grad_output.unsqueeze(2), input.unsqueeze(2), weight.unsqueeze(2), bias_sizes,
+            [1, *stride], [0, *padding], [1, *dilation], False, [0, *output_padding], groups,
+            output_mask)
+        return tuple(None if g is None else g.squeeze(2) if k < 2 else g  # type: ignore[union-attr]
+                     for k, g in enumerate(grads))  # type: ignore[arg-type]
+    n, c = input.shape[:2]
+    o, kernel = weight.shape[0], list(weight.shape[2:])
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        # The output size of the transposed convolution is the input's: the
+        # rows the forward's stride left over are its output padding.
+        extra = [i - ((g - 1) * s - 2 * p + d * (k - 1) + 1) for i, g, s, p, d, k in
+                 zip(input.shape[2:], grad_output.shape[2:], stride, padding, dilation, kernel,
+                     strict=True)]
+        grad_input = torch.ops.aten.convolution(grad_output, weight, None, stride, padding,
+                                                dilation, True, extra, groups)
+    if output_mask[1]:
+        cols = torch.ops.aten.im2col(input, kernel, dilation, padding, stride)
+        positions = cols.shape[-1]
+        taps = c // groups * math.prod(kernel)
+        cols = cols.reshape(n, groups, taps, positions)
+        go = grad_output.reshape(n, groups, o // groups, positions)
+        # Per image, products of (O/G x taps) summed over the images; or,
+        # where those products are larger than the columns (deep layers:
+        # 512 x 4608 per image from 16 positions), one product over all
+        # images' positions, the images moved next to the positions first.
+        per_image = 3 * n * o * taps
+        folded = 2 * n * positions * (groups * taps + o)
+        if n == 1 or per_image <= folded:
+            grad_weight = (go @ cols.transpose(-1, -2)).sum(0)
+        else:
+            go = go.permute(1, 2, 0, 3).reshape(groups, o // groups, n * positions)
+            cols = cols.permute(1, 2, 0, 3).reshape(groups, taps, n * positions)
+            grad_weight = go @ cols.transpose(-1, -2)
+        grad_weight = grad_weight.reshape(weight.shape)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0, 2, 3))
+    return grad_input, grad_weight, grad_bias
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
@@ -203,4 +259,5 @@ def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
             aten.native_group_norm.default: native_group_norm,
             aten.searchsorted.Tensor: searchsorted,
             aten.kthvalue.default: kthvalue, aten.median.dim: median_dim,
-            aten.median.default: median}
+            aten.median.default: median,
+            aten.convolution_backward.default: convolution_backward}

@@ -95,7 +95,7 @@ def _decompositions() -> dict:
     aten = torch.ops.aten
     table = dict(core_aten_decompositions())
     for op in list(table):
-        if "embedding_bag" in str(op):
+        if "embedding_bag" in str(op) or op in (aten.im2col.default, aten.col2im.default):
             del table[op]  # a primitive of the llvmaccel graph
     # PyTorch's own decompositions of the ops core ATen keeps whole (batch
     # norm in every form: inference, training statistics, functional running
@@ -110,6 +110,9 @@ def _decompositions() -> dict:
         # in ops llvmaccel lowers.
         aten.grid_sampler_2d, aten.elu, aten.linalg_vector_norm, aten.slice_scatter,
         aten.bucketize, aten.repeat,
+        # Max pooling's gradient (CNN training): a scatter of the output's
+        # gradient to the positions of the maxima.
+        aten.max_pool2d_with_indices_backward,
     ]))
     table.update(llvmaccel_decompositions())
     return table

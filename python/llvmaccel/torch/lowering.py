@@ -975,6 +975,40 @@ def _conv_transpose(g: Graph, x: Node, w: Node, bias: Node | None, stride: list,
     return g.cast(y, dt) if y.dtype is not dt else y
 
 
+@_op("im2col")
+def _im2col(c: _Ctx, x: Node, kernel_size: list, dilation: list, padding: list,
+            stride: list) -> Node:
+    """``F.unfold``: ``[N, C, H, W]`` (or ``[C, H, W]``) to ``[N, C * KH *
+    KW, L]``, the graph's im2col reshaped."""
+    unbatched = x.rank == 3
+    if unbatched:
+        x = c.g.reshape(x, (1, *x.shape))
+    k, d, p, s = (tuple(int(v) for v in a) for a in (kernel_size, dilation, padding, stride))
+    cols = c.g.im2col(x, k, s, p, d)
+    out = (x.shape[0], dim_op("mul", x.shape[1], math.prod(k)), shape_numel(cols.shape[4:]))
+    return c.finish(c.g.reshape(cols, out[1:] if unbatched else out))
+
+
+@_op("col2im")
+def _col2im(c: _Ctx, cols: Node, output_size: list, kernel_size: list, dilation: list,
+            padding: list, stride: list) -> Node:
+    """``F.fold``: ``[N, C * KH * KW, L]`` (or unbatched) summed into ``[N, C,
+    *output_size]`` by the graph's col2im, ``L`` the grid of windows that
+    fits the output."""
+    unbatched = cols.rank == 2
+    if unbatched:
+        cols = c.g.reshape(cols, (1, *cols.shape))
+    k, d, p, s = (tuple(int(v) for v in a) for a in (kernel_size, dilation, padding, stride))
+    out = tuple(int(o) for o in output_size)
+    grid = tuple((o + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+                 for o, kk, dd, pp, ss in zip(out, k, d, p, s, strict=True))
+    if math.prod(grid) != cols.shape[2] or min(grid) < 1:
+        raise LoweringError(f"col2im: {cols.shape[2]} blocks do not tile the output {out}")
+    channels = dim_op("floordiv", cols.shape[1], math.prod(k))
+    y = c.g.col2im(c.g.reshape(cols, (cols.shape[0], channels, *k, *grid)), out, s, p, d)
+    return c.finish(c.g.reshape(y, y.shape[1:]) if unbatched else y)
+
+
 @_op("flip")
 def _flip(c: _Ctx, x: Node, dims: list) -> Node:
     return c.finish(c.g.flip(x, tuple(int(d) for d in dims)))
@@ -1364,6 +1398,8 @@ def _special_support(name: str, node: torch.fx.Node) -> str | None:
             return "integer convolution is not supported"
         if any(isinstance(d, torch.SymInt) for d in args[1].meta["val"].shape):
             return "convolution with symbolic channels or kernel sizes"
+    if name == "col2im" and any(isinstance(v, torch.SymInt) for v in args[1]):
+        return "col2im (F.fold) to an output of symbolic size"
     if name == "flip" and any(isinstance(args[0].meta["val"].shape[d], torch.SymInt)
                               for d in args[1]):
         return "flip along a dim of symbolic size"
