@@ -1,5 +1,9 @@
 """Math the graph has no primitive for, written in the ops it has.
 
+:func:`uniform` and :func:`normal` are random numbers from a counter-based
+generator (splitmix64 of a per-call seed, the op's stream and the element's
+index): no state, any element computed by any thread, a fresh seed per call.
+
 Both frontends lower these the same way (JAX's ``sinh``, ``is_finite``,
 ``reduce_precision``...; PyTorch's ``aten.sinh``, ``aten.isfinite``...). Each
 form avoids the cancellation or overflow of its textbook formula where the
@@ -13,9 +17,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .graph import DType, Graph, GraphError, Node
+from .graph import Dim, DType, Graph, GraphError, Node, shape_numel
 
-__all__ = ["COMPOSITE_UNARY", "is_finite", "reduce_precision", "total_order_key", "unary"]
+__all__ = ["COMPOSITE_UNARY", "is_finite", "normal", "reduce_precision", "total_order_key",
+           "unary", "uniform"]
 
 _LN2 = math.log(2.0)
 
@@ -227,3 +232,57 @@ def reduce_precision(g: Graph, x: Node, exponent_bits: int, mantissa_bits: int) 
         out = g.where(over, g.binary("or", sign, c(exp_mask)), g.where(under, sign, out))
     # A NaN would lose its mantissa bits to the rounding: kept as it is.
     return g.where(g.binary("ne", x, x), x, g.bitcast(out, x.dtype))
+
+
+# -- random numbers -----------------------------------------------------------
+
+_GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment
+_STREAM = 0xD1B54A32D192ED03  # spreads the streams of one call's random ops
+
+
+def _i64(v: int) -> int:
+    """``v`` modulo 2**64, as a signed 64-bit value."""
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
+
+
+def _random_bits(g: Graph, shape: tuple[Dim, ...], seed: Node, stream: int) -> Node:
+    """64 random bits per element of ``shape``: splitmix64's output for the
+    counter ``seed + stream * C + (index + 1) * golden`` (``index`` the
+    element's row-major position; i64 arithmetic wraps)."""
+    def c(v: int) -> Node:
+        return g.scalar(_i64(v), DType.i64)
+
+    index = g.reshape(g.iota((shape_numel(shape),), 0, DType.i64), shape)
+    key = g.binary("add", g.cast(seed, DType.i64), c(stream * _STREAM))
+    z = g.binary("add", key, g.binary("mul", g.binary("add", index, c(1)), c(_GOLDEN)))
+    for shift, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        z = g.binary("mul", g.binary("xor", z, g.binary("lshr", z, c(shift))), c(mul))
+    return g.binary("xor", z, g.binary("lshr", z, c(31)))
+
+
+def uniform(g: Graph, shape: tuple[Dim, ...], seed: Node, stream: int, dtype: DType) -> Node:
+    """Uniform in ``[0, 1)`` with as many random bits as ``dtype`` holds
+    exactly (24 for float32, 53 for float64, 11 and 8 for float16 and
+    bfloat16: never rounded up to 1)."""
+    if not dtype.is_float or dtype.is_complex:
+        raise GraphError(f"uniform random numbers of {dtype} are not supported")
+    bits = {DType.f64: 53, DType.f16: 11, DType.bf16: 8}.get(dtype, 24)
+    wide = DType.f64 if dtype is DType.f64 else DType.f32
+    top = g.binary("lshr", _random_bits(g, shape, seed, stream),
+                   g.scalar(64 - bits, DType.i64))
+    u = g.binary("mul", g.cast(top, wide), g.scalar(2.0 ** -bits, wide))
+    return g.cast(u, dtype)
+
+
+def normal(g: Graph, shape: tuple[Dim, ...], seed: Node, stream: int, dtype: DType) -> Node:
+    """Standard normal: Box-Muller of two uniforms of streams ``stream`` and
+    ``stream + 1``, ``sqrt(-2 log(1 - u)) * cos(2 pi v)`` (``1 - u`` in
+    ``(0, 1]``: no log of zero), in float32 for the half types."""
+    wide = DType.f64 if dtype is DType.f64 else DType.f32
+    u = uniform(g, shape, seed, stream, wide)
+    v = uniform(g, shape, seed, stream + 1, wide)
+    radius = g.unary("sqrt", g.binary("mul", g.unary("log", g.binary("sub", _s(g, u, 1.0), u)),
+                                      _s(g, u, -2.0)))
+    angle = g.binary("mul", v, _s(g, v, 2.0 * math.pi))
+    return g.cast(g.binary("mul", radius, g.unary("cos", angle)), dtype)

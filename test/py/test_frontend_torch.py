@@ -407,7 +407,8 @@ def test_training_with_dynamic_shapes_and_dropout_matches_eager():
     """The switch to the saving forward with sizes that are run-time
     arguments, and a model in train() whose dropout cannot be recomputed
     in the backward (its graph is split by the min cut from the start):
-    losses and gradients match eager's under the same seed at every step."""
+    losses and gradients match eager's under the same seed at every step
+    (``fallback_random``: the dropout draws eager's numbers, eagerly)."""
     import copy
 
     class Net(nn.Module):
@@ -423,7 +424,8 @@ def test_training_with_dynamic_shapes_and_dropout_matches_eager():
         model = Net(p)
         ref = copy.deepcopy(model)
         torch._dynamo.reset()
-        fast = torch.compile(model, backend="llvmaccel", dynamic=True)
+        fast = torch.compile(model, backend="llvmaccel", dynamic=True,
+                             options={"fallback_random": True})
         for step, n in enumerate((4, 7, 4, 9)):
             x = torch.randn(n, 6)
             with warnings.catch_warnings():
@@ -784,3 +786,66 @@ def test_cummax_cummin_ties_and_nan():
         want = fn(x)
         torch.testing.assert_close(got[0], want[0], equal_nan=True)
         assert torch.equal(got[1], want[1])
+
+
+def test_random_ops_draw_anew_each_call():
+    """torch.rand in a graph was folded at compile time: every call returned
+    the same numbers. Random ops now draw from llvmaccel's counter-based
+    generator with a seed from PyTorch's generator per call: new numbers each
+    call, the same ones after the same torch.manual_seed, independent
+    streams for two ops of one graph."""
+    fn = torch.compile(lambda x: (x + torch.rand(4), x + torch.rand_like(x)),
+                       backend="llvmaccel", options={"strict": True})
+    x = torch.zeros(4)
+    a, b = fn(x), fn(x)
+    assert not torch.equal(a[0], b[0]) and not torch.equal(a[1], b[1])
+    assert not torch.equal(a[0], a[1])
+    torch.manual_seed(11)
+    c = fn(x)
+    torch.manual_seed(11)
+    d = fn(x)
+    assert torch.equal(c[0], d[0]) and torch.equal(c[1], d[1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_uniform_and_normal_samples(dtype):
+    """rand_like: in [0, 1) (never 1 once rounded to the dtype), mean 1/2,
+    variance 1/12; randn_like: mean 0, variance 1 (1M samples, a fixed
+    seed: the figures are deterministic)."""
+    torch.manual_seed(3)
+    x = torch.zeros(1 << 20, dtype=dtype)
+    u, z = torch.compile(lambda x: (torch.rand_like(x), torch.randn_like(x)),
+                         backend="llvmaccel", options={"strict": True})(x)
+    assert u.dtype == dtype and z.dtype == dtype
+    u, z = u.double(), z.double()
+    assert 0.0 <= u.min() and u.max() < 1.0
+    assert abs(u.mean() - 0.5) < 0.003 and abs(u.var() - 1 / 12) < 0.003
+    assert abs(z.mean()) < 0.01 and abs(z.var() - 1.0) < 0.02
+    assert u.unique().numel() > 200  # bfloat16 holds 256 values in [0, 1) of 8 bits
+
+
+def test_dropout_compiles_and_its_gradient_uses_the_same_mask():
+    """Dropout in train() (aten.native_dropout, decomposed to rand_like)
+    compiles: about 1 - p of the elements kept, scaled by 1 / (1 - p), and
+    the backward reads the forward's mask (the random op is never
+    recomputed)."""
+    p = 0.3
+    fn = torch.compile(lambda x: F.dropout(x * 2.0 + 1.0, p, training=True),
+                       backend="llvmaccel", options={"strict": True})
+    torch.manual_seed(0)
+    for _ in range(3):
+        x = (torch.rand(20000) + 0.5).requires_grad_()
+        y = fn(x)
+        kept = y != 0
+        assert abs(kept.float().mean().item() - (1 - p)) < 0.02
+        torch.testing.assert_close(y[kept], ((x * 2 + 1) / (1 - p))[kept].detach())
+        y.backward(torch.ones_like(y))
+        torch.testing.assert_close(x.grad, kept.float() * 2.0 / (1 - p))
+    assert lt.explain(torch.nn.Dropout(p).train(), torch.ones(8), grad=True).fully_compiled
+    eager = lt.explain(torch.nn.Dropout(p).train(), torch.ones(8), grad=True,
+                       options={"fallback_random": True})
+    assert any("fallback_random" in f.reason for f in eager.fallbacks), eager
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="fallback_random"):
+        torch.compile(lambda x: x + 1, backend="llvmaccel",
+                      options={"fallback_random": "yes"})(torch.ones(2))

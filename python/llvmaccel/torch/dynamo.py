@@ -23,7 +23,7 @@ import torch.fx
 from ..compiler import CompiledGraph, compile_graph
 from ..graph import dim_eval
 from ..pipeline import Remark
-from .lowering import LoweredGraph, LoweringError, lower, node_support
+from .lowering import LoweredGraph, LoweringError, draw_seed, lower, node_support
 
 __all__ = ["backend", "explain", "Explanation", "FallbackNode", "LLVMAccelTorchError"]
 
@@ -87,7 +87,7 @@ class Explanation:
         return "\n".join(lines)
 
 
-def _decompositions() -> dict:
+def _decompositions(fallback_random: bool = False) -> dict:
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     from .decompositions import llvmaccel_decompositions
@@ -114,6 +114,11 @@ def _decompositions() -> dict:
         # gradient to the positions of the maxima.
         aten.max_pool2d_with_indices_backward,
     ]))
+    if not fallback_random:
+        # Dropout in train(), Bernoulli and uniform sampling: comparisons
+        # with rand_like, which llvmaccel lowers (its own generator).
+        table.update(get_decompositions([aten.native_dropout, aten.bernoulli.default,
+                                         aten.uniform]))
     table.update(llvmaccel_decompositions())
     return table
 
@@ -134,6 +139,13 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
             tables and bottom MLP, the heads of a multi-branch model) as
             parallel tasks of MLIR's async runtime (:mod:`llvmaccel.interop`);
             default ``$LLVMACCEL_INTER_OP``, else off.
+        fallback_random: run random ops (``rand``, ``randn``, dropout in
+            ``train()``, ``bernoulli``) eagerly, drawing eager's numbers from
+            PyTorch's generator, as inductor's ``fallback_random`` config does
+            (for comparing with eager). By default they are compiled, with
+            llvmaccel's own counter-based generator seeded from PyTorch's
+            generator at each call (``torch.manual_seed`` repeats a run;
+            the numbers are not eager's).
     """
     from torch._functorch.aot_autograd import aot_module_simplified
 
@@ -150,13 +162,15 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
         raise TypeError(f"llvmaccel backend got unexpected keyword argument(s): "
                         f"{', '.join(sorted(kwargs))}")
     explanation: Explanation = opts.pop("_explanation", None) or Explanation()
-    unknown = set(opts) - {"pipeline", "auto", "strict", "inter_op"}
+    unknown = set(opts) - {"pipeline", "auto", "strict", "inter_op", "fallback_random"}
     if unknown:
         raise ValueError(f"unknown llvmaccel option(s): {', '.join(sorted(unknown))} "
-                         "(pipeline, auto, strict, inter_op)")
-    if opts.get("inter_op") not in (None, True, False):
-        raise TypeError(f"options={{'inter_op': ...}} must be True or False, "
-                        f"not {opts['inter_op']!r}")
+                         "(pipeline, auto, strict, inter_op, fallback_random)")
+    for flag in ("inter_op", "fallback_random"):
+        if opts.get(flag) not in (None, True, False):
+            raise TypeError(f"options={{'{flag}': ...}} must be True or False, "
+                            f"not {opts[flag]!r}")
+    fallback_random = bool(opts.get("fallback_random", False))
     strict = bool(opts.get("strict", False))
     explanation.graphs += 1
 
@@ -175,8 +189,9 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
 
     if not _needs_autograd(gm, example_inputs):
         return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                     decompositions=_decompositions())
-    return _SaveOnceTrained(gm, example_inputs, fw_compiler, bw_compiler).callable()
+                                     decompositions=_decompositions(fallback_random))
+    return _SaveOnceTrained(gm, example_inputs, fw_compiler, bw_compiler,
+                            _decompositions(fallback_random)).callable()
 
 
 def _needs_autograd(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> bool:
@@ -246,7 +261,8 @@ class _SaveOnceTrained:
     """
 
     def __init__(self, gm: torch.fx.GraphModule, example_inputs: list[Any],
-                 fw_compiler: Callable[..., Any], bw_compiler: Callable[..., Any]) -> None:
+                 fw_compiler: Callable[..., Any], bw_compiler: Callable[..., Any],
+                 decompositions: dict) -> None:
         from torch._functorch.aot_autograd import aot_module_simplified
         from torch._functorch.partitioners import min_cut_rematerialization_partition
 
@@ -257,7 +273,6 @@ class _SaveOnceTrained:
             # are dynamic: the switch is made when one runs.
             return _on_first_call(bw_compiler, fx, inputs, self._set_trained)
 
-        decompositions = _decompositions()
         self._inference = aot_module_simplified(
             gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=first_backward,
             decompositions=decompositions, partition_fn=_save_inputs_partition)
@@ -281,13 +296,20 @@ class _SaveOnceTrained:
 
 
 class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
+    def __init__(self, fallback_random: bool) -> None:
+        super().__init__()
+        self.fallback_random = fallback_random
+
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
-        return node.op == "call_function" and node_support(node) is None
+        return node.op == "call_function" and \
+            node_support(node, self.fallback_random) is None
 
 
 def _compile_fx(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Explanation,
                 strict: bool) -> Callable[..., Any]:
-    unsupported = [(n, node_support(n)) for n in fx.graph.nodes if n.op == "call_function"]
+    fallback_random = bool(opts.get("fallback_random", False))
+    unsupported = [(n, node_support(n, fallback_random)) for n in fx.graph.nodes
+                   if n.op == "call_function"]
     unsupported = [(n, r) for n, r in unsupported if r is not None]
     if unsupported and strict:
         raise LLVMAccelTorchError("llvmaccel cannot compile: " + "; ".join(
@@ -314,7 +336,9 @@ def _partitioned(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Ex
                  ) -> Callable[..., Any]:
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-    partitioner = CapabilityBasedPartitioner(fx, _Support(), allows_single_node_partition=True)
+    partitioner = CapabilityBasedPartitioner(
+        fx, _Support(bool(opts.get("fallback_random", False))),
+        allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     # Partitions of only views or symbolic-size arithmetic are not worth a kernel.
     partitions = [p for p in partitions if any(
@@ -371,6 +395,7 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
     single = lowered.single_output
     listed = len(tensor_args) + len(symbol_args) != 1
     has_int = any(kind == "int" for kind, _ in outputs)
+    seeded = lowered.seeded
     # Every output a result of the kernel, with tensor inputs (so its results
     # are tensors) and no size symbols: the common case, in a few steps.
     plain = bool(tensor_args) and not symbol_args and bool(lowered.graph.outputs) and \
@@ -381,6 +406,8 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         if listed and len(args) == 1 and isinstance(args[0], list):
             args = tuple(args[0])
         tensors = [args[i] for i in tensor_args]
+        if seeded:
+            tensors.append(draw_seed())
         if plain:
             results = compiled(*tensors)
             return results[picks[0]] if single else tuple(results[v] for v in picks)

@@ -25,7 +25,7 @@ import torch.fx
 from .. import composite
 from ..graph import DTYPE_BY_NAME, DType, Graph, GraphError, Node, Sym, SymExpr, dim_op, shape_numel
 
-__all__ = ["LoweredGraph", "LoweringError", "lower", "node_support", "torch_dtype"]
+__all__ = ["LoweredGraph", "LoweringError", "draw_seed", "lower", "node_support", "torch_dtype"]
 
 
 class LoweringError(GraphError):
@@ -105,10 +105,43 @@ def _shape(val: Any) -> tuple:
 # ---------------------------------------------------------------------------
 
 
+class _Seeds:
+    """The random ops of one graph: a seed, a graph input drawn from
+    PyTorch's generator before every call (:func:`draw_seed`), and a stream
+    per op."""
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.node: Node | None = None
+        self.streams = 0
+
+    def stream(self, width: int = 1) -> tuple[Node, int]:
+        """The seed and the first of ``width`` streams of a random op."""
+        if self.node is None:
+            self.node = self.g.input("llvmaccel_seed", (), DType.i64)
+        first = self.streams
+        self.streams += width
+        return self.node, first
+
+
+def draw_seed() -> torch.Tensor:
+    """A call's seed for the graph's random ops, from PyTorch's default CPU
+    generator: ``torch.manual_seed`` makes compiled runs repeat (not eager's
+    numbers: the generator is llvmaccel's own)."""
+    return torch.randint(-(1 << 63), (1 << 63) - 1, (), dtype=torch.int64)
+
+
+def _random(node: torch.fx.Node) -> bool:
+    """Whether ``node`` draws random numbers (never folded at compile time)."""
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in t.tags
+
+
 class _Ctx:
-    def __init__(self, g: Graph, node: torch.fx.Node) -> None:
+    def __init__(self, g: Graph, node: torch.fx.Node, seeds: _Seeds | None = None) -> None:
         self.g = g
         self.node = node
+        self.seeds = seeds
         val = node.meta.get("val")
         self.val = val
         self.out_dtype = _dtype(val.dtype) if isinstance(val, torch.Tensor) else None
@@ -975,6 +1008,20 @@ def _conv_transpose(g: Graph, x: Node, w: Node, bias: Node | None, stride: list,
     return g.cast(y, dt) if y.dtype is not dt else y
 
 
+@_op("rand", "rand_like", "randn", "randn_like")
+def _rand(c: _Ctx, *args: Any, **kwargs: Any) -> Node:
+    """Uniform ``[0, 1)`` (``rand``) or standard normal (``randn``) numbers
+    of the node's shape and dtype, from the graph's seed
+    (:func:`llvmaccel.composite.uniform`, :func:`~llvmaccel.composite.normal`)."""
+    if c.seeds is None or not isinstance(c.val, torch.Tensor) or c.out_dtype is None:
+        raise LoweringError("random numbers outside a lowered graph")
+    normal = c.node.target.__name__.startswith("randn")
+    seed, stream = c.seeds.stream(2 if normal else 1)
+    shape = _shape(c.val)
+    make = composite.normal if normal else composite.uniform
+    return c.finish(make(c.g, shape, seed, stream, c.out_dtype))
+
+
 @_op("im2col")
 def _im2col(c: _Ctx, x: Node, kernel_size: list, dilation: list, padding: list,
             stride: list) -> Node:
@@ -1308,10 +1355,13 @@ def register_custom_op(op: Any) -> None:
     _LOWER[op.name] = lower
 
 
-def node_support(node: torch.fx.Node) -> str | None:
-    """None if ``node`` can be lowered, else the reason it cannot."""
+def node_support(node: torch.fx.Node, fallback_random: bool = False) -> str | None:
+    """None if ``node`` can be lowered, else the reason it cannot
+    (``fallback_random``: random ops are left to eager)."""
     if node.op != "call_function":
         return None
+    if fallback_random and _random(node):
+        return f"{node.target} runs eagerly (fallback_random)"
     t = node.target
     if t is operator.getitem:
         src = node.args[0]
@@ -1445,6 +1495,8 @@ class LoweredGraph:
             ("int", size expression) or ("none", None).
         single_output: The FX graph returns one value, not a tuple.
         ops: ATen op names lowered.
+        seeded: The graph draws random numbers: its last input is a seed,
+            a fresh :func:`draw_seed` for every call.
     """
 
     graph: Graph
@@ -1453,6 +1505,7 @@ class LoweredGraph:
     outputs: list[tuple[str, Any]]
     single_output: bool = False
     ops: list[str] = field(default_factory=list)
+    seeded: bool = False
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
@@ -1475,6 +1528,7 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     tensor_args: list[int] = []
     symbol_args: list[tuple[str, int]] = []
     ops: list[str] = []
+    seeds = _Seeds(g)
     pos = 0
     out_spec: Any = None
     arg_pos: dict[torch.fx.Node, int] = {}
@@ -1528,11 +1582,11 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
         if name not in _LOWER or name not in ("full", "scalar_tensor", "arange") and not any(
                 isinstance(a, Node) or (isinstance(a, (list, tuple)) and any(
                     isinstance(x, Node) for x in a)) for a in args) and \
-                isinstance(val, torch.Tensor) and _static(val):
+                isinstance(val, torch.Tensor) and _static(val) and not _random(node):
             env[node] = _fold(g, node)
             ops.append(name)
             continue
-        ctx = _Ctx(g, node)
+        ctx = _Ctx(g, node, seeds)
         first = len(g.nodes)
         try:
             env[node] = _LOWER[name](ctx, *args, **kwargs)
@@ -1574,8 +1628,11 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
         else:
             raise LoweringError(f"unsupported graph output {v!r}")
     g.set_outputs(graph_outs)
+    if seeds.node is not None and g.inputs[-1] is not seeds.node:
+        raise LoweringError("internal: the seed is not the graph's last input")
     return LoweredGraph(g, tensor_args, symbol_args, outputs,
-                        single_output=not isinstance(out_spec, (tuple, list)), ops=ops)
+                        single_output=not isinstance(out_spec, (tuple, list)), ops=ops,
+                        seeded=seeds.node is not None)
 
 
 @functools.cache
@@ -1664,7 +1721,8 @@ def _foldable(node: torch.fx.Node) -> bool:
     """A node without tensor or symbolic operands and a small static result
     (e.g. tril_indices), evaluated at compile time."""
     val = node.meta.get("val")
-    if node.all_input_nodes or not isinstance(val, torch.Tensor) or not _static(val):
+    if node.all_input_nodes or not isinstance(val, torch.Tensor) or not _static(val) or \
+            _random(node):
         return False
     return val.dtype in _DTYPES and not any(
         isinstance(a, torch.SymInt) for a in torch.fx.node.map_aggregate(
