@@ -239,7 +239,10 @@ def convolution_backward(
         # images' positions, the images moved next to the positions first.
         per_image = 3 * n * o * taps
         folded = 2 * n * positions * (groups * taps + o)
-        if n == 1 or per_image <= folded:
+        if o == groups:  # one output channel a group (depthwise): a
+            # product of a row and a matrix, a broadcast multiply and sum
+            grad_weight = (cols * go).sum((0, 3))
+        elif n == 1 or per_image <= folded:
             grad_weight = (go @ cols.transpose(-1, -2)).sum(0)
         else:
             go = go.permute(1, 2, 0, 3).reshape(groups, o // groups, n * positions)
