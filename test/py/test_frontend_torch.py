@@ -849,3 +849,27 @@ def test_dropout_compiles_and_its_gradient_uses_the_same_mask():
     with pytest.raises(Exception, match="fallback_random"):
         torch.compile(lambda x: x + 1, backend="llvmaccel",
                       options={"fallback_random": "yes"})(torch.ones(2))
+
+
+def test_channel_dropout_and_stochastic_depth_compile():
+    """``bernoulli(x, p)`` (Dropout2d's channel masks, stochastic depth's
+    ``empty(n, 1, 1).bernoulli_(keep)``) compiles from ``rand_like``: whole
+    channels or samples kept, about the expected share of them."""
+    torch.manual_seed(4)
+    drop = torch.nn.Dropout2d(0.25).train()
+    x = torch.ones(8, 64, 3, 3)
+    y = torch.compile(drop, backend="llvmaccel", options={"strict": True})(x)
+    planes = y.reshape(8 * 64, 9)
+    kept = planes[:, 0] != 0
+    assert torch.equal(planes != 0, kept[:, None].expand(-1, 9))
+    assert abs(kept.float().mean().item() - 0.75) < 0.06
+    torch.testing.assert_close(planes[kept], torch.full_like(planes[kept], 1 / 0.75))
+
+    def depth(x):
+        keep = torch.empty(x.shape[0], 1, 1).bernoulli_(0.8)
+        return x * keep / 0.8
+
+    z = torch.compile(depth, backend="llvmaccel", options={"strict": True})(torch.ones(4000, 2, 2))
+    alive = z[:, 0, 0] != 0
+    assert torch.equal(z != 0, alive[:, None, None].expand(-1, 2, 2))
+    assert abs(alive.float().mean().item() - 0.8) < 0.03

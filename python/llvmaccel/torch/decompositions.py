@@ -33,7 +33,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F  # noqa: N812 - PyTorch's own convention
 
-__all__ = ["llvmaccel_decompositions"]
+__all__ = ["llvmaccel_decompositions", "random_decompositions"]
 
 
 def _attention_mask(mask: torch.Tensor | None, mask_type: int | None, batch: int,
@@ -254,6 +254,16 @@ def convolution_backward(
     return grad_input, grad_weight, grad_bias
 
 
+def bernoulli_p(x: torch.Tensor, p: float, *, generator: object = None
+                ) -> torch.Tensor | object:
+    """``torch.bernoulli(x, p)`` (``x.bernoulli_(p)`` once functionalized:
+    Dropout2d's channel masks, stochastic depth's per-sample keep): 1 with
+    probability ``p``, from ``rand_like``; a given generator stays eager."""
+    if generator is not None:
+        return NotImplemented
+    return (torch.rand_like(x, dtype=torch.float32) < p).to(x.dtype)
+
+
 def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
     """The table entries, keyed by ATen overload."""
     aten = torch.ops.aten
@@ -264,3 +274,9 @@ def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
             aten.kthvalue.default: kthvalue, aten.median.dim: median_dim,
             aten.median.default: median,
             aten.convolution_backward.default: convolution_backward}
+
+
+def random_decompositions() -> dict[object, Callable[..., object]]:
+    """Entries for random ops, in ``rand_like`` (left out with the
+    backend's ``fallback_random``)."""
+    return {torch.ops.aten.bernoulli.p: bernoulli_p}

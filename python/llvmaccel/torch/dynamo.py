@@ -90,7 +90,7 @@ class Explanation:
 def _decompositions(fallback_random: bool = False) -> dict:
     from torch._decomp import core_aten_decompositions, get_decompositions
 
-    from .decompositions import llvmaccel_decompositions
+    from .decompositions import llvmaccel_decompositions, random_decompositions
 
     aten = torch.ops.aten
     table = dict(core_aten_decompositions())
@@ -119,6 +119,7 @@ def _decompositions(fallback_random: bool = False) -> dict:
         # with rand_like, which llvmaccel lowers (its own generator).
         table.update(get_decompositions([aten.native_dropout, aten.bernoulli.default,
                                          aten.uniform]))
+        table.update(random_decompositions())
     table.update(llvmaccel_decompositions())
     return table
 
