@@ -266,3 +266,38 @@ def test_convolution_gradients_left_to_eager_are_right(module):
     ref(xb).sum().backward()
     torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(model.weight.grad, ref.weight.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 9, 10), (3, 7, 7)], ids=["batched", "unbatched"])
+@pytest.mark.parametrize("cfg", [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0), divisor_override=5),
+    dict(kernel_size=3, stride=3, ceil_mode=True),
+], ids=["plain", "padded", "ceil", "ceil_no_pad_count", "divisor", "ceil_past_end"])
+def test_pooling_gradients_compile(shape, cfg):
+    """Average pooling's gradient (decompositions.avg_pool2d_backward: each
+    window's share spread by col2im) and max pooling's, batched and
+    unbatched (whose forward sent its graph to eager): eager's, with no op
+    run eagerly."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(6))
+    for pool in (nn.functional.avg_pool2d, nn.functional.max_pool2d):
+        kw = dict(cfg)
+        if pool is nn.functional.max_pool2d:
+            kw.pop("count_include_pad", None)
+            kw.pop("divisor_override", None)
+        fn = lambda t, pool=pool, kw=kw: pool(t, **kw)  # noqa: E731
+        torch._dynamo.reset()
+        xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ya = torch.compile(fn, backend="llvmaccel")(xa)
+            cot = torch.randn(ya.shape, generator=torch.Generator().manual_seed(7))
+            ya.backward(cot)
+        assert not [str(w.message) for w in caught if "eagerly" in str(w.message)]
+        yb = fn(xb)
+        yb.backward(cot)
+        torch.testing.assert_close(ya, yb)
+        torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-5, atol=1e-6)

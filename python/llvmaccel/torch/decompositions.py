@@ -254,6 +254,53 @@ def convolution_backward(
     return grad_input, grad_weight, grad_bias
 
 
+def _window_lengths(windows: int, k: int, s: int, p: int, size: int,
+                    count_pad: bool) -> torch.Tensor:
+    """The size of each average-pooling window along one dim (ATen's
+    divisor: clipped to the padded input, and to the input itself when the
+    padding does not count)."""
+    start = torch.arange(windows) * s - p
+    end = torch.clamp(start + k, max=size + p)
+    if not count_pad:
+        start, end = torch.clamp(start, min=0), torch.clamp(end, max=size)
+    return end - start
+
+
+def avg_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor, kernel_size: list[int],
+                        stride: list[int], padding: list[int], ceil_mode: bool,
+                        count_include_pad: bool, divisor_override: int | None
+                        ) -> torch.Tensor:
+    """Average pooling's gradient: each window's gradient divided by its
+    divisor and spread over its taps (``col2im``, which drops the taps on
+    padding), over the input's positions (and those ``ceil_mode``'s last
+    window reaches past it, then cut off)."""
+    def pair(v: list[int]) -> list[int]:
+        return list(v) * 2 if len(v) == 1 else list(v)
+
+    k, p = pair(kernel_size), pair(padding)
+    s = pair(stride) if stride else list(k)
+    size = list(x.shape[-2:])
+    windows = list(grad_output.shape[-2:])
+    if divisor_override:
+        g = grad_output / divisor_override
+    else:
+        rows, cols = (_window_lengths(windows[d], k[d], s[d], p[d], size[d], count_include_pad)
+                      for d in range(2))
+        g = grad_output / (rows[:, None] * cols[None, :]).to(grad_output.dtype)
+    lead = g.shape[:-2]
+    g = g.reshape(-1, 1, *windows).expand(-1, k[0] * k[1], *windows)
+    # The output col2im sums into: the input's size, or (ceil_mode's last
+    # window past the input) as much more as makes its grid of windows
+    # grad_output's; cut back to the input below.
+    grid = list(size)
+    for d in range(2):
+        while (grid[d] + 2 * p[d] - k[d]) // s[d] + 1 < windows[d]:
+            grid[d] += 1
+    spread = torch.ops.aten.col2im(g.reshape(g.shape[0], k[0] * k[1], -1), grid, k, [1, 1], p, s)
+    spread = F.pad(spread, (0, size[1] - grid[1], 0, size[0] - grid[0]))
+    return spread.reshape(*lead, *size)
+
+
 def bernoulli_p(x: torch.Tensor, p: float, *, generator: object = None
                 ) -> torch.Tensor | object:
     """``torch.bernoulli(x, p)`` (``x.bernoulli_(p)`` once functionalized:
@@ -273,7 +320,8 @@ def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
             aten.searchsorted.Tensor: searchsorted,
             aten.kthvalue.default: kthvalue, aten.median.dim: median_dim,
             aten.median.default: median,
-            aten.convolution_backward.default: convolution_backward}
+            aten.convolution_backward.default: convolution_backward,
+            aten.avg_pool2d_backward.default: avg_pool2d_backward}
 
 
 def random_decompositions() -> dict[object, Callable[..., object]]:

@@ -1075,9 +1075,15 @@ def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False) -> tuple:
     r = len(kernel_size)
     kernel = _per_dim(kernel_size, r)
+    unbatched = x.rank == r + 1  # [C, *spatial]
+    if unbatched:
+        x = c.g.reshape(x, (1, *x.shape))
     out = c.g.pool(x, "max", kernel, _per_dim(stride or [], r, list(kernel)),
                    _per_dim(padding, r), _per_dim(dilation, r), bool(ceil_mode))
-    return (out, c.g.pool_indices(x, out))
+    idx = c.g.pool_indices(x, out)
+    if unbatched:
+        return (c.g.reshape(out, out.shape[1:]), c.g.reshape(idx, idx.shape[1:]))
+    return (out, idx)
 
 
 @_op("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
@@ -1103,9 +1109,13 @@ def _avg_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
               divisor_override: int | None = None) -> Node:
     r = len(kernel_size)
     kernel = _per_dim(kernel_size, r)
-    return c.finish(c.g.pool(x, "avg", kernel, _per_dim(stride or [], r, list(kernel)),
-                             _per_dim(padding, r), None, bool(ceil_mode),
-                             bool(count_include_pad), divisor_override))
+    unbatched = x.rank == r + 1  # [C, *spatial]
+    if unbatched:
+        x = c.g.reshape(x, (1, *x.shape))
+    y = c.g.pool(x, "avg", kernel, _per_dim(stride or [], r, list(kernel)),
+                 _per_dim(padding, r), None, bool(ceil_mode), bool(count_include_pad),
+                 divisor_override)
+    return c.finish(c.g.reshape(y, y.shape[1:]) if unbatched else y)
 
 
 # -- indexing -------------------------------------------------------------
