@@ -161,10 +161,9 @@ class _Plan(NamedTuple):
     symbols: tuple  # values of the size symbols
     numpy: bool = False  # numpy inputs and outputs (else torch tensors)
     # Bytes of every output buffer when it is large enough for huge pages
-    # (hugepages.MIN_BYTES), else 0: asked once, not per call.
+    # (hugepages.MIN_BYTES), else 0; empty when none is: asked once, not
+    # per call.
     huge: tuple = ()
-    # Whether any output is large enough for huge pages.
-    any_huge: bool = False
     # (shape, strides, torch dtype) of every output: its allocation
     # (torch outputs only).
     alloc: tuple = ()
@@ -437,7 +436,7 @@ class CompiledGraph:
             empty = _torch_empty_strided()
             outs = [empty(shape, strides, dtype) for shape, strides, dtype in plan.alloc]
             out_ptrs = [o.data_ptr() or None for o in outs]
-            if plan.any_huge:
+            if plan.huge:
                 for p, nbytes in zip(out_ptrs, plan.huge, strict=True):
                     if nbytes:
                         hugepages.advise(p or 0, nbytes)
@@ -515,8 +514,8 @@ class CompiledGraph:
         shapes = tuple((tuple(o.shape), o.dtype) for o in outs)
         alloc = () if not use_torch else tuple(
             (shape, _contiguous_strides(shape), dtype) for shape, dtype in shapes)
-        plan = _Plan(shapes, temp_sizes, sym_values, numpy=not use_torch, huge=huge,
-                     any_huge=any(huge), alloc=alloc)
+        plan = _Plan(shapes, temp_sizes, sym_values, numpy=not use_torch,
+                     huge=huge if any(huge) else (), alloc=alloc)
         return outs, plan
 
     def _take_temps(self, sizes: tuple) -> _Temps:

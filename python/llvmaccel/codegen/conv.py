@@ -253,9 +253,7 @@ class ConvEmitter(MatmulEmitter):
             self._emit_pool_argmax(node, out)
             return
         x = node.inputs[0]
-        bx = self.buffer_of(x)
-        if bx is None:
-            raise CodegenError("pool operand is not materialized")
+        bx = self.operand_buffer(x, "pool operand")
         t, fn = node.dtype.llvm, node.attrs["fn"]
         fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
 
@@ -284,9 +282,7 @@ class ConvEmitter(MatmulEmitter):
         input positions (the order of PyTorch's ``col2im``); each tap's loop
         covers only the positions that land inside."""
         cols = node.inputs[0]
-        bc = self.buffer_of(cols)
-        if bc is None:
-            raise CodegenError("col2im operand is not materialized")
+        bc = self.operand_buffer(cols, "col2im operand")
         rank = node.rank - 2
         with self.planes(node, shape_numel(cols.shape)) as (n, c):
             self.fill_plane(node, out, [n, c], _const(0, node.dtype))
@@ -347,9 +343,7 @@ class ConvEmitter(MatmulEmitter):
         source lies inside the input are computed before the loops (no
         check in them), the others are zeros."""
         x = node.inputs[0]
-        bx = self.buffer_of(x)
-        if bx is None:
-            raise CodegenError("im2col operand is not materialized")
+        bx = self.operand_buffer(x, "im2col operand")
         rank = x.rank - 2
         with self.planes(node, shape_numel(node.shape)) as (n, c):
             with self._taps(node, rank) as kidx:

@@ -622,6 +622,14 @@ class EmitterCore:
             node = node.inputs[0]
         return self.buffers.get(node.id)
 
+    def operand_buffer(self, node: Node, what: str) -> Buffer:
+        """:meth:`buffer_of` an operand a loop nest reads from memory;
+        CodegenError ``"<what> is not materialized"`` when it has none."""
+        buf = self.buffer_of(node)
+        if buf is None:
+            raise CodegenError(f"{what} is not materialized")
+        return buf
+
     def flag_zero_division(self, zero: str) -> None:
         """Records an integer division by zero (``zero``, an i1) in a flag
         that :meth:`check_zero_division` tests after the loop nest: an or

@@ -5,7 +5,7 @@ CSR loop nest accel-prefetch looks ahead across."""
 from __future__ import annotations
 
 from ..graph import DType, Node, shape_numel
-from .common import Buffer, CodegenError, _const
+from .common import Buffer, _const
 from .emitter import EmitterCore
 
 
@@ -108,9 +108,7 @@ class GatherEmitter(EmitterCore):
         """A branch-free scan of ``index`` (a buffer): return an error code when
         any entry is outside ``[0, size)`` (``[-size, size)`` with ``wrap``,
         where a negative index counts from the end)."""
-        buf = self.buffer_of(index)
-        if buf is None:
-            raise CodegenError("index operand is not materialized")
+        buf = self.operand_buffer(index, "index operand")
         code = len(self.errors) + 1
         self.errors[code] = ("IndexError", f"index out of range in {what}")
         flag = self.alloca("i1")

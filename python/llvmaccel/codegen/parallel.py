@@ -318,10 +318,11 @@ def sync_threads() -> int:
     if mode != _runtime_set:
         from .._native import core
 
-        if mode.lower() not in _RUNTIMES:
+        key = mode.lower()
+        if key not in _RUNTIMES:
             raise ValueError(f"LLVMACCEL_PARALLEL_RUNTIME must be auto, pool or openmp, "
-                             f"not {mode.lower()!r}")
-        core.parallel_set_runtime(_RUNTIMES[mode.lower()])
+                             f"not {key!r}")
+        core.parallel_set_runtime(_RUNTIMES[key])
         _runtime_set = mode
     return want
 

@@ -233,16 +233,15 @@ def convolution_backward(
         taps = c // groups * math.prod(kernel)
         cols = cols.reshape(n, groups, taps, positions)
         go = grad_output.reshape(n, groups, o // groups, positions)
-        # Per image, products of (O/G x taps) summed over the images; or,
-        # where those products are larger than the columns (deep layers:
+        # Per image, products of (O/G x taps) summed over the images (their
+        # traffic, written, read and summed: 3 * n * o * taps); or, where
+        # those products are larger than the columns (deep layers:
         # 512 x 4608 per image from 16 positions), one product over all
         # images' positions, the images moved next to the positions first.
-        per_image = 3 * n * o * taps
-        folded = 2 * n * positions * (groups * taps + o)
         if o == groups:  # one output channel a group (depthwise): a
             # product of a row and a matrix, a broadcast multiply and sum
             grad_weight = (cols * go).sum((0, 3))
-        elif n == 1 or per_image <= folded:
+        elif n == 1 or 3 * n * o * taps <= 2 * n * positions * (groups * taps + o):
             grad_weight = (go @ cols.transpose(-1, -2)).sum(0)
         else:
             go = go.permute(1, 2, 0, 3).reshape(groups, o // groups, n * positions)
@@ -325,6 +324,14 @@ def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
 
 
 def random_decompositions() -> dict[object, Callable[..., object]]:
-    """Entries for random ops, in ``rand_like`` (left out with the
-    backend's ``fallback_random``)."""
-    return {torch.ops.aten.bernoulli.p: bernoulli_p}
+    """Entries for random ops, in ``rand_like``, which llvmaccel lowers (its
+    own generator; the backend's ``fallback_random`` leaves them out):
+    PyTorch's for dropout in train(), bernoulli and uniform sampling, and
+    ``bernoulli(x, p)``."""
+    from torch._decomp import get_decompositions
+
+    aten = torch.ops.aten
+    table = dict(get_decompositions([aten.native_dropout, aten.bernoulli.default,
+                                     aten.uniform]))
+    table[aten.bernoulli.p] = bernoulli_p
+    return table

@@ -115,10 +115,6 @@ def _decompositions(fallback_random: bool = False) -> dict:
         aten.max_pool2d_with_indices_backward,
     ]))
     if not fallback_random:
-        # Dropout in train(), Bernoulli and uniform sampling: comparisons
-        # with rand_like, which llvmaccel lowers (its own generator).
-        table.update(get_decompositions([aten.native_dropout, aten.bernoulli.default,
-                                         aten.uniform]))
         table.update(random_decompositions())
     table.update(llvmaccel_decompositions())
     return table
@@ -330,16 +326,15 @@ def _compile_fx(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Exp
         explanation.fallbacks.append(FallbackNode(n.name, str(n.target), r))
     warnings.warn("llvmaccel: running eagerly: " + "; ".join(
         f"{n.name} ({n.target}): {r}" for n, r in unsupported), stacklevel=2)
-    return _partitioned(fx, opts, explanation)
+    return _partitioned(fx, opts, explanation, fallback_random)
 
 
-def _partitioned(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Explanation
-                 ) -> Callable[..., Any]:
+def _partitioned(fx: torch.fx.GraphModule, opts: dict[str, Any], explanation: Explanation,
+                 fallback_random: bool) -> Callable[..., Any]:
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-    partitioner = CapabilityBasedPartitioner(
-        fx, _Support(bool(opts.get("fallback_random", False))),
-        allows_single_node_partition=True)
+    partitioner = CapabilityBasedPartitioner(fx, _Support(fallback_random),
+                                             allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     # Partitions of only views or symbolic-size arithmetic are not worth a kernel.
     partitions = [p for p in partitions if any(

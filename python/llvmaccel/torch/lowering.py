@@ -1022,18 +1022,25 @@ def _rand(c: _Ctx, *args: Any, **kwargs: Any) -> Node:
     return c.finish(make(c.g, shape, seed, stream, c.out_dtype))
 
 
+def _as_batched(g: Graph, x: Node, batched_rank: int) -> tuple[Node, Callable[[Node], Node]]:
+    """``x`` with a batch of one in front when its rank is one short of
+    ``batched_rank`` (an unbatched ``[C, *spatial]`` operand of a pooling or
+    im2col op), and the function that takes that batch off a result."""
+    if x.rank != batched_rank - 1:
+        return x, lambda y: y
+    return g.reshape(x, (1, *x.shape)), lambda y: g.reshape(y, y.shape[1:])
+
+
 @_op("im2col")
 def _im2col(c: _Ctx, x: Node, kernel_size: list, dilation: list, padding: list,
             stride: list) -> Node:
     """``F.unfold``: ``[N, C, H, W]`` (or ``[C, H, W]``) to ``[N, C * KH *
     KW, L]``, the graph's im2col reshaped."""
-    unbatched = x.rank == 3
-    if unbatched:
-        x = c.g.reshape(x, (1, *x.shape))
+    x, unbatch = _as_batched(c.g, x, 4)
     k, d, p, s = (tuple(int(v) for v in a) for a in (kernel_size, dilation, padding, stride))
     cols = c.g.im2col(x, k, s, p, d)
     out = (x.shape[0], dim_op("mul", x.shape[1], math.prod(k)), shape_numel(cols.shape[4:]))
-    return c.finish(c.g.reshape(cols, out[1:] if unbatched else out))
+    return c.finish(unbatch(c.g.reshape(cols, out)))
 
 
 @_op("col2im")
@@ -1042,9 +1049,7 @@ def _col2im(c: _Ctx, cols: Node, output_size: list, kernel_size: list, dilation:
     """``F.fold``: ``[N, C * KH * KW, L]`` (or unbatched) summed into ``[N, C,
     *output_size]`` by the graph's col2im, ``L`` the grid of windows that
     fits the output."""
-    unbatched = cols.rank == 2
-    if unbatched:
-        cols = c.g.reshape(cols, (1, *cols.shape))
+    cols, unbatch = _as_batched(c.g, cols, 3)
     k, d, p, s = (tuple(int(v) for v in a) for a in (kernel_size, dilation, padding, stride))
     out = tuple(int(o) for o in output_size)
     grid = tuple((o + 2 * pp - dd * (kk - 1) - 1) // ss + 1
@@ -1053,7 +1058,7 @@ def _col2im(c: _Ctx, cols: Node, output_size: list, kernel_size: list, dilation:
         raise LoweringError(f"col2im: {cols.shape[2]} blocks do not tile the output {out}")
     channels = dim_op("floordiv", cols.shape[1], math.prod(k))
     y = c.g.col2im(c.g.reshape(cols, (cols.shape[0], channels, *k, *grid)), out, s, p, d)
-    return c.finish(c.g.reshape(y, y.shape[1:]) if unbatched else y)
+    return c.finish(unbatch(y))
 
 
 @_op("flip")
@@ -1075,15 +1080,10 @@ def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False) -> tuple:
     r = len(kernel_size)
     kernel = _per_dim(kernel_size, r)
-    unbatched = x.rank == r + 1  # [C, *spatial]
-    if unbatched:
-        x = c.g.reshape(x, (1, *x.shape))
+    x, unbatch = _as_batched(c.g, x, r + 2)
     out = c.g.pool(x, "max", kernel, _per_dim(stride or [], r, list(kernel)),
                    _per_dim(padding, r), _per_dim(dilation, r), bool(ceil_mode))
-    idx = c.g.pool_indices(x, out)
-    if unbatched:
-        return (c.g.reshape(out, out.shape[1:]), c.g.reshape(idx, idx.shape[1:]))
-    return (out, idx)
+    return (unbatch(out), unbatch(c.g.pool_indices(x, out)))
 
 
 @_op("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
@@ -1109,13 +1109,11 @@ def _avg_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
               divisor_override: int | None = None) -> Node:
     r = len(kernel_size)
     kernel = _per_dim(kernel_size, r)
-    unbatched = x.rank == r + 1  # [C, *spatial]
-    if unbatched:
-        x = c.g.reshape(x, (1, *x.shape))
+    x, unbatch = _as_batched(c.g, x, r + 2)
     y = c.g.pool(x, "avg", kernel, _per_dim(stride or [], r, list(kernel)),
                  _per_dim(padding, r), None, bool(ceil_mode), bool(count_include_pad),
                  divisor_override)
-    return c.finish(c.g.reshape(y, y.shape[1:]) if unbatched else y)
+    return c.finish(unbatch(y))
 
 
 # -- indexing -------------------------------------------------------------
