@@ -82,6 +82,7 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -841,6 +842,40 @@ static bool readsMemory(const Loop &L) {
   });
 }
 
+/// Folds back the preheaders given to loops that got no code there, so that
+/// a loop the pass declines leaves exactly as it came (an extra block and
+/// jump would be the only trace of a pass that did nothing; only the order
+/// of the header phis' operands may differ). A preheader made for one
+/// outside predecessor is undone in place; one that merges several
+/// predecessors (phis of its own) is folded by the general utility.
+static void removeUnusedPreheaders(ArrayRef<BasicBlock *> Inserted,
+                                   DominatorTree &DT, LoopInfo &LI) {
+  // Lazy: a folded block stays allocated until DTU flushes, after LoopInfo
+  // has forgotten it.
+  DomTreeUpdater DTU(DT, DomTreeUpdater::UpdateStrategy::Lazy);
+  for (BasicBlock *Pre : Inserted) {
+    auto *Br = dyn_cast<BranchInst>(Pre->getTerminator());
+    if (!Br || Br->isConditional() || any_of(*Pre, [&](Instruction &I) {
+          return &I != Br && !isa<PHINode>(I);
+        }))
+      continue; // The pass put code here.
+    BasicBlock *Header = Br->getSuccessor(0);
+    BasicBlock *Pred = Pre->getSinglePredecessor();
+    if (Pred && !isa<PHINode>(Pre->front()) &&
+        !is_contained(successors(Pred), Header)) {
+      Pred->getTerminator()->replaceSuccessorWith(Pre, Header);
+      Header->replacePhiUsesWith(Pre, Pred);
+      DTU.applyUpdates({{DominatorTree::Insert, Pred, Header},
+                        {DominatorTree::Delete, Pred, Pre},
+                        {DominatorTree::Delete, Pre, Header}});
+      LI.removeBlock(Pre);
+      DTU.deleteBB(Pre);
+    } else if (TryToSimplifyUncondBranchFromEmptyBlock(Pre, &DTU)) {
+      LI.removeBlock(Pre);
+    }
+  }
+}
+
 PreservedAnalyses AccelPrefetchPass::run(Function &F,
                                          FunctionAnalysisManager &AM) {
   if (F.isDeclaration() || F.hasOptNone())
@@ -870,10 +905,14 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
   // preheaders into their predecessors: give back a preheader (where the trip
   // count is computed) to the loops that read memory.
   bool CFGChanged = false;
+  SmallVector<BasicBlock *, 8> Inserted;
   for (Loop *L : LI.getLoopsInPreorder())
     if (!L->getLoopPreheader() && readsMemory(*L))
-      CFGChanged |= InsertPreheaderForLoop(L, &DT, &LI, /*MSSAU=*/nullptr,
-                                           /*PreserveLCSSA=*/false) != nullptr;
+      if (BasicBlock *Pre = InsertPreheaderForLoop(
+              L, &DT, &LI, /*MSSAU=*/nullptr, /*PreserveLCSSA=*/false)) {
+        Inserted.push_back(Pre);
+        CFGChanged = true;
+      }
 
   // Outer loops first: their prefetches go to their own headers, so an inner
   // loop analyzed later still sees only the original code.
@@ -885,6 +924,7 @@ PreservedAnalyses AccelPrefetchPass::run(Function &F,
     Changed |= LP.run();
     CFGChanged |= LP.changedCFG();
   }
+  removeUnusedPreheaders(Inserted, DT, LI);
   if (!Changed && !CFGChanged)
     return PreservedAnalyses::all();
   PreservedAnalyses PA;
