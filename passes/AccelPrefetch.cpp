@@ -194,7 +194,8 @@ void AccelPrefetchPass::printPipeline(
   OS << "max-lines=" << Opts.MaxLines << ';';
   if (Opts.MinWork)
     OS << "min-work=" << *Opts.MinWork << ';';
-  OS << "in-flight=" << Opts.InFlight << ';';
+  if (Opts.InFlight)
+    OS << "in-flight=" << *Opts.InFlight << ';';
   OS << "resident-bytes=" << Opts.ResidentBytes << ';';
   OS << (Opts.Indirect ? "" : "no-") << "indirect;";
   OS << (Opts.Strided ? "" : "no-") << "strided;";

@@ -43,16 +43,19 @@ struct AccelPrefetchOptions {
   /// 4-line row per index, 37 units at -O2) gain. CSR nests and nests of blocks
   /// looking ahead across rows are exempt. Unset, it is the reorder buffer of
   /// the function's CPU (its scheduling model's MicroOpBufferSize) over
-  /// `in-flight`, rounded up: the work per access at which the window spans no
-  /// more misses than the core can keep in flight (0 for an in-order core); 16
-  /// for a generic CPU or one without a model.
+  /// `in-flight` when given, else over 16, rounded up: the work per access at
+  /// which the window spans no more misses than a core keeps in flight (0 for
+  /// an in-order core); 16 for a generic CPU or one without a model.
   std::optional<unsigned> MinWork;
-  /// Independent accesses a core keeps in flight: the L1 miss buffers of
-  /// current cores (10-24). The lines of one access (an embedding row) are
-  /// adjacent and count once. A longer look-ahead only queues prefetches
-  /// behind full buffers; measured, about 16 accesses ahead is at or near
-  /// the best for embedding bags, hash probes, CSR SpMV and gathers alike.
-  unsigned InFlight = 16;
+  /// Independent accesses a core keeps in flight. The lines of one access
+  /// (an embedding row) are adjacent and count once. A longer look-ahead
+  /// only queues prefetches behind full buffers. LLVM's scheduling models
+  /// carry no miss-buffer count, so unset it is the figure measured for the
+  /// function's CPU where one was (`znver5`: 64), else 16: measured on Zen 3,
+  /// Rocket Lake and Emerald Rapids, about 16 accesses ahead is at or near
+  /// the best for embedding bags, hash probes, CSR SpMV and gathers alike,
+  /// and 32 cost Zen 3 up to a fifth.
+  std::optional<unsigned> InFlight;
   /// Objects at most this large are assumed to stay in cache (the L2 of one
   /// core): prefetching a gather from them, or a strided walk over them,
   /// only adds work.

@@ -159,16 +159,18 @@ private:
 };
 
 /// The work gate (`min-work`) of one function and where its value comes
-/// from.
+/// from, with the accesses its CPU keeps in flight (`in-flight`).
 struct WorkGate {
   unsigned MinWork;
   /// What the value was derived from, for remarks: empty when it was given
   /// as a parameter.
   std::string Source;
+  unsigned InFlight;
 };
 
 /// The work gate for \p F: `min-work` when given, else derived from the
-/// reorder buffer of \p F's CPU (AccelPrefetchOptions::MinWork).
+/// reorder buffer of \p F's CPU (AccelPrefetchOptions::MinWork); and its
+/// accesses in flight (AccelPrefetchOptions::InFlight).
 WorkGate workGate(const Function &F, const AccelPrefetchOptions &Opts);
 
 /// The work gate of one function, derived when a loop first asks for it

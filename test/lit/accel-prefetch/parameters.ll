@@ -3,7 +3,7 @@
 
 ; RUN: opt %loadaccel -passes='accel-prefetch' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=DEFAULT
-; DEFAULT: accel-prefetch<max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes;size-check>
+; DEFAULT: accel-prefetch<max-lines=8;resident-bytes=1048576;indirect;strided;no-writes;size-check>
 
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
 ; RUN:   -passes='accel-prefetch<distance=24;latency=400;cache-line=128;min-stride=1024;max-lines=4;min-work=0;in-flight=8;resident-bytes=4096;no-indirect;no-strided;writes;no-size-check>' \
@@ -140,7 +140,7 @@
 ; min-stride=0 is allowed (prefetch every affine access).
 ; RUN: opt %loadaccel -passes='accel-prefetch<min-stride=0>' -print-pipeline-passes -disable-output %s \
 ; RUN:   | FileCheck %s --check-prefix=MINSTRIDE0
-; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;in-flight=16;resident-bytes=1048576;indirect;strided;no-writes;size-check>
+; MINSTRIDE0: accel-prefetch<min-stride=0;max-lines=8;resident-bytes=1048576;indirect;strided;no-writes;size-check>
 
 ; The ends of every range are accepted.
 ; RUN: opt %loadaccel -print-pipeline-passes -disable-output %s \
