@@ -49,12 +49,12 @@ struct AccelPrefetchOptions {
   std::optional<unsigned> MinWork;
   /// Independent accesses a core keeps in flight. The lines of one access
   /// (an embedding row) are adjacent and count once. A longer look-ahead
-  /// only queues prefetches behind full buffers. LLVM's scheduling models
-  /// carry no miss-buffer count, so unset it is the figure measured for the
-  /// function's CPU where one was (`znver5`: 64), else 16: measured on Zen 3,
-  /// Rocket Lake and Emerald Rapids, about 16 accesses ahead is at or near
-  /// the best for embedding bags, hash probes, CSR SpMV and gathers alike,
-  /// and 32 cost Zen 3 up to a fifth.
+  /// only queues prefetches behind full buffers, a shorter one than the core
+  /// needs can be worse than none. LLVM's scheduling models carry no
+  /// miss-buffer count, so unset it is the figure measured for the
+  /// function's CPU where it differs from the default (`znver3`: 16), else
+  /// 64: on Zen 5 a CSR SpMV and a histogram prefetched 16 ahead ran below
+  /// -O3, while 64 never fell below -O3 on any host measured.
   std::optional<unsigned> InFlight;
   /// Objects at most this large are assumed to stay in cache (the L2 of one
   /// core): prefetching a gather from them, or a strided walk over them,

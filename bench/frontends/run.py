@@ -370,6 +370,7 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
                 attention[kind] = attention.get(kind, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
+    same_ir = _same_ir_as_noaccel(seen)
     return {
         "model": name,
         "median_ms": med,
@@ -380,9 +381,29 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         "passes_fired": ex.passes_fired(),
         "matmul_kernels": matmuls,
         "attention": attention,
+        "same_ir_as_noaccel": same_ir,
         "prefetch_remarks": [r.message for r in ex.remarks
                              if r.pass_name == "accel-prefetch" and r.kind == "passed"],
     }
+
+
+def _same_ir_as_noaccel(seen: set) -> bool | None:
+    """Whether every kernel compiled since ``seen`` came out of the default
+    pipeline with the llvmaccel passes (``auto="all"``) as it did without them
+    (``"none"``): then the two variants run the same machine code, and any
+    difference between their times is noise. None when there is no pair."""
+    from llvmaccel import compiler
+
+    pairs: dict[tuple, dict[str, object]] = {}
+    for key, c in list(compiler._cache.items()):  # noqa: SLF001
+        if key in seen or not isinstance(key, tuple) or len(key) < 6 \
+                or not hasattr(c, "optimized_ir"):
+            continue
+        pairs.setdefault(key[:5] + key[6:], {})[key[5]] = c
+    both = [p for p in pairs.values() if "all" in p and "none" in p]
+    if not both:
+        return None
+    return all(p["all"].optimized_ir == p["none"].optimized_ir for p in both)
 
 
 def _assert_close(out, ref) -> None:
@@ -682,7 +703,9 @@ def _markdown(meta: dict, results: list[dict]) -> str:
                         if r.get("matmul_kernels") else "")
                      + ("; attention: " + ", ".join(f"{v} {k}" for k, v in
                                                     sorted(r["attention"].items()))
-                        if r.get("attention") else ""))
+                        if r.get("attention") else "")
+                     + ("; optimized IR identical to llvmaccel-noaccel's"
+                        if r.get("same_ir_as_noaccel") else ""))
     return "\n".join(lines) + "\n"
 
 

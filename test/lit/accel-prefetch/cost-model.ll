@@ -2,8 +2,8 @@
 ;  - @rows_with_fallback: the distance comes from the cheapest path through
 ;    the body. The row is summed by straight-line code; a scalar fallback
 ;    loop (as a runtime alias check leaves behind) is rarely taken and does
-;    not make the loop look slow, so the distance is the full 16 accesses in
-;    flight.
+;    not make the loop look slow: the distance, latency over the cost of the
+;    cheapest path, is 38 iterations.
 ;  - @row_stream: each iteration reads the whole 256-byte stride, so the
 ;    accesses form one contiguous stream: no strided prefetch even when the
 ;    stride passes min-stride.
@@ -11,7 +11,7 @@
 ; RUN: opt %loadaccel -passes='accel-prefetch<min-stride=128>' -pass-remarks=accel-prefetch \
 ; RUN:   -pass-remarks-missed=accel-prefetch -disable-output %s 2>&1 | FileCheck %s
 
-; CHECK: remark: {{.*}} prefetched T[...] via idx, 16 iterations ahead, 4 lines
+; CHECK: remark: {{.*}} prefetched T[...] via idx, 38 iterations ahead, 4 lines
 ; CHECK: remark: {{.*}} not prefetching M: each iteration reads the 256 bytes up to the next one: a contiguous stream the hardware prefetcher covers
 ; CHECK-NOT: remark: {{.*}} prefetched M
 

@@ -32,11 +32,11 @@
 ; CHECK:         %b = load i32, ptr %b.addr
 
 ; The distance follows from the latency (300 cycles by default) and the cost
-; of an iteration, keeps at most 16 accesses in flight, and stays within
-; [4, 256].
+; of an iteration, keeps at most 64 accesses in flight (a generic CPU's
+; figure; see in-flight.ll), and stays within [4, 256].
 ; AUTO: remark: {{.*}} prefetched T[...] via B, {{[0-9]+}} iterations ahead, 1 line
 ; LATENCY-MIN: remark: {{.*}} prefetched T[...] via B, 4 iterations ahead, 1 line
-; IN-FLIGHT: remark: {{.*}} prefetched T[...] via B, 16 iterations ahead, 1 line
+; IN-FLIGHT: remark: {{.*}} prefetched T[...] via B, 64 iterations ahead, 1 line
 ; LATENCY-MAX: remark: {{.*}} prefetched T[...] via B, 256 iterations ahead, 1 line
 
 ; OFF-NOT: @llvm.prefetch

@@ -22,7 +22,7 @@
 ; CHECK-LABEL: define float @on_generic(
 ; CHECK-NOT:     call void @llvm.prefetch.p0(
 
-; REMARK: remark: {{.*}} prefetched T[...] via idx, 16 iterations ahead, 1 line
+; REMARK: remark: {{.*}} prefetched T[...] via idx, 64 iterations ahead, 1 line
 ; REMARK-NEXT: remark: {{.*}} not prefetching T[...] via idx: the loop does 14 units of work per indirect access (needs 22: the 352-micro-op reorder buffer of rocketlake over 16 accesses in flight): out-of-order execution already overlaps these misses
 ; REMARK-NEXT: remark: {{.*}} not prefetching T[...] via idx: the loop does 14 units of work per indirect access (needs 16: the default for a generic CPU): out-of-order execution already overlaps these misses
 
