@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -86,8 +87,10 @@ def test_passed_remarks_and_statistics():
     (passed,) = report.passed()
     assert passed.function == "embedding_bag_sum"
     assert passed.message.startswith("prefetched table[...] via indices, ")
-    assert "16 iterations ahead, 4 lines, across the iterations of the outer loop" in passed.message
-    assert passed.args["Lines"] == "4" and passed.args["Distance"] == "16"
+    # The distance depends on the host CPU (its accesses in flight).
+    assert re.search(r"\b\d+ iterations ahead, 4 lines, across the iterations of the outer loop",
+                     passed.message), passed.message
+    assert passed.args["Lines"] == "4" and 4 <= int(passed.args["Distance"]) <= 256
     assert report.statistics["accel-prefetch.NumIndirectPrefetches"] == 4
     assert report.statistics["accel-prefetch.NumLoopsPrefetched"] == 1
     assert str(module).count("call void @llvm.prefetch") == 4
