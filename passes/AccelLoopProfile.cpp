@@ -21,11 +21,15 @@
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugLoc.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 
 using namespace llvm;
 
@@ -33,7 +37,9 @@ using namespace llvm;
 
 STATISTIC(NumLoopsTimed, "Loops timed");
 STATISTIC(NumLoopsDeclined,
-          "Loops not timed (no preheader or dedicated exits)");
+          "Loops not timed (no preheader or dedicated exits could be formed)");
+STATISTIC(NumLoopsSimplified,
+          "Loops given back a preheader or dedicated exits to be timed");
 
 static constexpr unsigned MaxDepthParam = 16;
 static const char CountersName[] = "__llvmaccel_loop_counters";
@@ -104,6 +110,29 @@ StringRef whyNotTimed(const Loop &L) {
     if (Exit->isEHPad())
       return "it exits to an exception handler";
   return "";
+}
+
+/// Gives the loops of \p F up to \p Depth deep the preheader and dedicated
+/// exits the counter reads go to, where SimplifyCFG folded them into their
+/// neighbours; whether the CFG changed. Where they cannot be formed (an
+/// indirect branch into the loop, an exit to an exception handler),
+/// whyNotTimed says so.
+bool formTimingBlocks(LoopInfo &LI, DominatorTree &DT, unsigned Depth) {
+  bool Changed = false;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    if (L->getLoopDepth() > Depth)
+      continue;
+    bool Formed = false;
+    if (!L->getLoopPreheader())
+      Formed |= InsertPreheaderForLoop(L, &DT, &LI, /*MSSAU=*/nullptr,
+                                       /*PreserveLCSSA=*/false) != nullptr;
+    if (!L->hasDedicatedExits())
+      Formed |= formDedicatedExitBlocks(L, &DT, &LI, /*MSSAU=*/nullptr,
+                                        /*PreserveLCSSA=*/false);
+    NumLoopsSimplified += Formed;
+    Changed |= Formed;
+  }
+  return Changed;
 }
 
 /// The loops of \p F up to \p Depth deep that can be timed, in preorder.
@@ -209,6 +238,7 @@ PreservedAnalyses AccelLoopProfilePass::run(Module &M,
   auto &FAM = AM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
   Intrinsic::ID CounterID = counterFor(Triple(accel::tripleString(M)));
   SmallVector<TimedLoop, 16> Loops;
+  bool CFGChanged = false;
   for (Function &F : M) {
     if (F.isDeclaration())
       continue;
@@ -222,10 +252,12 @@ PreservedAnalyses AccelLoopProfilePass::run(Module &M,
         }
       continue;
     }
+    CFGChanged |= formTimingBlocks(LI, FAM.getResult<DominatorTreeAnalysis>(F),
+                                   Opts.Depth);
     collectLoops(F, LI, Opts.Depth, ORE, Loops);
   }
   if (Loops.empty())
-    return PreservedAnalyses::all();
+    return CFGChanged ? PreservedAnalyses::none() : PreservedAnalyses::all();
 
   GlobalVariable *Counters = addTables(M, Loops);
   for (auto [Slot, T] : enumerate(Loops)) {
@@ -234,6 +266,8 @@ PreservedAnalyses AccelLoopProfilePass::run(Module &M,
                 Slot);
     ++NumLoopsTimed;
   }
+  if (CFGChanged)
+    return PreservedAnalyses::none();
   // New instructions outside the loops' bodies: the CFG and the loops stand.
   PreservedAnalyses PA;
   PA.preserveSet<CFGAnalyses>();

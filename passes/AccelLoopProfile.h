@@ -25,8 +25,11 @@
 /// optimized loops), and code compiled without it pays nothing. The counter
 /// is `llvm.readcyclecounter` on x86 (the time-stamp counter) and
 /// `llvm.readsteadycounter` on AArch64 (the virtual counter; user space may
-/// not read the cycle counter there); on other targets, and for loops
-/// without a preheader or dedicated exits, the pass declines with a remark.
+/// not read the cycle counter there). A loop whose preheader or dedicated
+/// exits were folded away (as SimplifyCFG does late in the pipeline) gets
+/// them back; on other targets, and for loops where they cannot be formed
+/// (entered through an indirect branch, exiting to an exception handler),
+/// the pass declines with a remark.
 ///
 //===----------------------------------------------------------------------===//
 
