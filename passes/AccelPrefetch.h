@@ -52,7 +52,8 @@ struct AccelPrefetchOptions {
   /// only queues prefetches behind full buffers, a shorter one than the core
   /// needs can be worse than none. LLVM's scheduling models carry no
   /// miss-buffer count, so unset it is the figure measured for the
-  /// function's CPU where it differs from the default (`znver3`: 16), else
+  /// function's CPU where it differs from the default (`znver3`: 16,
+  /// `emeraldrapids`: 32), else
   /// 64: on Zen 5 a CSR SpMV and a histogram prefetched 16 ahead ran below
   /// -O3, while 64 never fell below -O3 on any host measured.
   std::optional<unsigned> InFlight;

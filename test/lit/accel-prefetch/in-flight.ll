@@ -1,7 +1,7 @@
 ; How far ahead a cheap gather loop looks is capped by the accesses a core
 ; keeps in flight. LLVM's scheduling models carry no such figure: the pass
-; takes the one measured for the function's CPU where it differs (Zen 3: 16)
-; and 64 for every other CPU, generic ones included; `in-flight=` overrides
+; takes the one measured for the function's CPU where it differs (Zen 3: 16,
+; Emerald Rapids: 32) and 64 for every other CPU, generic ones included; `in-flight=` overrides
 ; both. The work gate is not loosened by the larger figure: the reorder
 ; buffer is still weighed against 16 accesses.
 
@@ -12,6 +12,9 @@
 ; RUN: sed 's/"znver5"/"znver3"/' %s | opt %loadaccel -mtriple=x86_64-unknown-linux-gnu \
 ; RUN:   -passes='accel-prefetch<latency=100000;min-work=0>' -pass-remarks=accel-prefetch \
 ; RUN:   -disable-output 2>&1 | FileCheck %s --check-prefix=ZEN3
+; RUN: sed 's/"znver5"/"emeraldrapids"/' %s | opt %loadaccel -mtriple=x86_64-unknown-linux-gnu \
+; RUN:   -passes='accel-prefetch<latency=100000;min-work=0>' -pass-remarks=accel-prefetch \
+; RUN:   -disable-output 2>&1 | FileCheck %s --check-prefix=EMR
 ; RUN: sed 's/"znver5"/"x86-64"/' %s | opt %loadaccel -mtriple=x86_64-unknown-linux-gnu \
 ; RUN:   -passes='accel-prefetch<latency=100000;min-work=0>' -pass-remarks=accel-prefetch \
 ; RUN:   -disable-output 2>&1 | FileCheck %s --check-prefix=DEFAULT
@@ -22,6 +25,7 @@
 
 ; DEFAULT: prefetched T[...] via idx, 64 iterations ahead
 ; ZEN3:  prefetched T[...] via idx, 16 iterations ahead
+; EMR:   prefetched T[...] via idx, 32 iterations ahead
 ; GIVEN: prefetched T[...] via idx, 8 iterations ahead
 ; GATE:  units of work per indirect access (needs 20: the 320-micro-op reorder buffer of znver5 over 16 accesses in flight)
 
