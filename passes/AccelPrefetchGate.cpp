@@ -484,6 +484,24 @@ const char *LoopPrefetcher::cannotVersion() const {
   return nullptr;
 }
 
+/// Gives \p Copy and the loops in it loop IDs of their own: a clone's latch
+/// still names its original's `llvm.loop` node, and a loop ID names one loop
+/// (a later pass that marks one copy, `llvm.loop.isvectorized` say, must not
+/// mark the other). The properties are kept.
+static void giveDistinctLoopIDs(Loop &Copy) {
+  SmallVector<Loop *, 4> Loops = Copy.getLoopsInPreorder();
+  for (Loop *CL : Loops) {
+    MDNode *ID = CL->getLoopID();
+    if (!ID)
+      continue;
+    SmallVector<Metadata *, 4> Ops{nullptr};
+    Ops.append(ID->op_begin() + 1, ID->op_end());
+    MDNode *NewID = MDNode::getDistinct(ID->getContext(), Ops);
+    NewID->replaceOperandWith(0, NewID);
+    CL->setLoopID(NewID);
+  }
+}
+
 /// Copies L and branches in its preheader to L when any of \p Spans exceeds
 /// `resident-bytes`, else to the copy, which L's prefetches will not reach.
 /// L keeps its identity (and its analyses); the copy is left for later
@@ -515,6 +533,7 @@ void LoopPrefetcher::versionOnSize(ArrayRef<ObjectSpan> Spans) {
   Loop *Copy = cloneLoopWithPreheader(Preheader, Check, &L, VMap, ".noprefetch",
                                       &LI, &DT, CopyBlocks);
   remapInstructionsInBlocks(CopyBlocks, VMap);
+  giveDistinctLoopIDs(*Copy);
 
   // The exits (LCSSA phis only, after formLCSSA) take the copy's values
   // from the copy's exiting blocks.
