@@ -27,7 +27,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Triple.h"
-#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 
@@ -112,7 +111,7 @@ StringRef whyNotTimed(const Loop &L) {
   return "";
 }
 
-/// Gives the loops of \p F up to \p Depth deep the preheader and dedicated
+/// Gives the loops of \p LI up to \p Depth deep the preheader and dedicated
 /// exits the counter reads go to, where SimplifyCFG folded them into their
 /// neighbours; whether the CFG changed. Where they cannot be formed (an
 /// indirect branch into the loop, an exit to an exception handler),

@@ -844,11 +844,9 @@ static bool readsMemory(const Loop &L) {
 }
 
 /// Folds back the preheaders given to loops that got no code there, so that
-/// a loop the pass declines leaves exactly as it came (an extra block and
-/// jump would be the only trace of a pass that did nothing; only the order
-/// of the header phis' operands may differ). A preheader made for one
-/// outside predecessor is undone in place; one that merges several
-/// predecessors (phis of its own) is folded by the general utility.
+/// a loop the pass declines leaves as it came (an extra block and jump would
+/// be the only trace of a pass that did nothing; only the order of the
+/// header phis' operands may differ).
 static void removeUnusedPreheaders(ArrayRef<BasicBlock *> Inserted,
                                    DominatorTree &DT, LoopInfo &LI) {
   // Lazy: a folded block stays allocated until DTU flushes, after LoopInfo
@@ -860,20 +858,8 @@ static void removeUnusedPreheaders(ArrayRef<BasicBlock *> Inserted,
           return &I != Br && !isa<PHINode>(I);
         }))
       continue; // The pass put code here.
-    BasicBlock *Header = Br->getSuccessor(0);
-    BasicBlock *Pred = Pre->getSinglePredecessor();
-    if (Pred && !isa<PHINode>(Pre->front()) &&
-        !is_contained(successors(Pred), Header)) {
-      Pred->getTerminator()->replaceSuccessorWith(Pre, Header);
-      Header->replacePhiUsesWith(Pre, Pred);
-      DTU.applyUpdates({{DominatorTree::Insert, Pred, Header},
-                        {DominatorTree::Delete, Pred, Pre},
-                        {DominatorTree::Delete, Pre, Header}});
+    if (TryToSimplifyUncondBranchFromEmptyBlock(Pre, &DTU))
       LI.removeBlock(Pre);
-      DTU.deleteBB(Pre);
-    } else if (TryToSimplifyUncondBranchFromEmptyBlock(Pre, &DTU)) {
-      LI.removeBlock(Pre);
-    }
   }
 }
 

@@ -741,7 +741,7 @@ static unsigned measuredInFlight(StringRef CPU) {
 WorkGate llvm::accel::prefetch::workGate(const Function &F,
                                          const AccelPrefetchOptions &Opts) {
   StringRef CPU = F.getFnAttribute("target-cpu").getValueAsString();
-  unsigned InFlight = Opts.InFlight ? *Opts.InFlight : measuredInFlight(CPU);
+  unsigned InFlight = Opts.InFlight.value_or(measuredInFlight(CPU));
   LLVM_DEBUG(dbgs() << "accel-prefetch: " << CPU << ": " << InFlight
                     << " accesses in flight\n");
   if (Opts.MinWork)
@@ -753,7 +753,7 @@ WorkGate llvm::accel::prefetch::workGate(const Function &F,
                               : "the default for a CPU without a "
                                 "scheduling model",
             InFlight};
-  unsigned Against = Opts.InFlight ? *Opts.InFlight : GateInFlight;
+  unsigned Against = Opts.InFlight.value_or(GateInFlight);
   unsigned MinWork = divideCeil(*ROB, Against);
   LLVM_DEBUG(dbgs() << "accel-prefetch: " << CPU << ": reorder buffer " << *ROB
                     << ", min-work " << MinWork << "\n");
