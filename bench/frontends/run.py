@@ -362,15 +362,21 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         ex = lt.explain(model, *pool[0])
     matmuls: dict[str, int] = {}
     attention: dict[str, int] = {}
+    # The kernels compiled with and without the passes (auto "all", "none"),
+    # paired by the rest of their cache key.
+    pairs: dict[tuple, dict[str, compiler.CompiledGraph]] = {}
     for key, c in list(compiler._cache.items()):  # noqa: SLF001
-        if key not in seen and key[5] == "all":  # the llvmaccel variant's kernels
+        if key in seen:
+            continue
+        pairs.setdefault(key[:5] + key[6:], {})[key[5]] = c
+        if key[5] == "all":  # the llvmaccel variant's kernels
             for _, kernel, _ in c.kernel.matmuls:
                 matmuls[kernel] = matmuls.get(kernel, 0) + 1
             for _, kind, _ in c.kernel.attention:
                 attention[kind] = attention.get(kind, 0) + 1
     med = {k: statistics.median(v) for k, v in times.items()}
     base = med["llvmaccel"]
-    same_ir = _same_ir_as_noaccel(seen)
+    same_ir = _same_ir_as_noaccel(pairs.values())
     return {
         "model": name,
         "median_ms": med,
@@ -387,20 +393,13 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
     }
 
 
-def _same_ir_as_noaccel(seen: set) -> bool | None:
-    """Whether every kernel compiled since ``seen`` came out of the default
-    pipeline with the llvmaccel passes (``auto="all"``) as it did without them
-    (``"none"``): then the two variants run the same machine code, and any
-    difference between their times is noise. None when there is no pair."""
-    from llvmaccel import compiler
-
-    pairs: dict[tuple, dict[str, object]] = {}
-    for key, c in list(compiler._cache.items()):  # noqa: SLF001
-        if key in seen or not isinstance(key, tuple) or len(key) < 6 \
-                or not hasattr(c, "optimized_ir"):
-            continue
-        pairs.setdefault(key[:5] + key[6:], {})[key[5]] = c
-    both = [p for p in pairs.values() if "all" in p and "none" in p]
+def _same_ir_as_noaccel(pairs) -> bool | None:
+    """Whether every kernel came out of the default pipeline with the
+    llvmaccel passes (``auto="all"``) as it did without them (``"none"``):
+    then the two variants run the same machine code, and any difference
+    between their times is noise. ``pairs``: the kernels of one graph by their
+    ``auto``. None when there is no pair."""
+    both = [p for p in pairs if "all" in p and "none" in p]
     if not both:
         return None
     return all(p["all"].optimized_ir == p["none"].optimized_ir for p in both)
