@@ -70,6 +70,11 @@ SHAPES = [
     ("narrow", 1, 4096, 32, 256, False),
     ("narrow", 1, 2048, 48, 512, True),
     ("matrix-vector", 1, 2048, 1, 2048, False),
+    # ResNet-18's convolutions as im2col GEMMs: W [Cout, Cin*9] @ col [Cin*9, H*W].
+    ("conv", 1, 64, 3136, 576, False),
+    ("conv", 1, 128, 784, 1152, False),
+    ("conv", 1, 256, 196, 2304, False),
+    ("conv", 1, 512, 49, 4608, False),
 ]
 QUICK = [s for s in SHAPES if s[2:5] in ((8, 8, 8), (64, 64, 64), (256, 16, 512))]
 
@@ -160,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": opts.threads, "rounds": opts.rounds, "torch": torch.__version__,
         "dtype": opts.dtype,
         "blas": blas.status(),
+        "threshold": _threshold(blas, opts.dtype),
         "load_average": [round(v, 2) for v in (*load_start, *os.getloadavg())],
     }
     out = opts.out or (REPO / "bench" / ("work/gemm-quick" if opts.quick else "results"))
@@ -174,11 +180,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _threshold(blas, dtype: str) -> str:
+    """What ``auto`` went by: the size from which the library is called,
+    measured on this host (llvmaccel.blas.calibrate) for f32."""
+    if dtype != "f32" or blas.load() is None:
+        return "bf16: MIN_FLOPS_BF16 where the CPU has AMX-BF16" if dtype != "f32" else "-"
+    if os.environ.get("LLVMACCEL_BLAS_CALIBRATE", "").lower() in ("0", "off", "no", "false"):
+        return f"static rule, {blas.min_flops()} multiply-adds"
+    cal = blas.calibrate(4)
+    if cal.min_flops >= blas.NEVER:
+        return "measured: llvmaccel's kernel faster at every size (the library never called)"
+    return f"measured: the library from 2^{cal.min_flops.bit_length() - 1} multiply-adds"
+
+
 def markdown(hosts: dict) -> str:
     parts = ["# Matmul shape classes: llvmaccel's kernel, the BLAS it calls, torch.mm\n",
              "One section per host and thread count (a run replaces its own and keeps "
              "the one it replaces below it as an earlier run). `auto` is the kernel "
-             "`llvmaccel.blas.choose` picks for the shape. Ratios > 1: faster than torch.\n"]
+             "`llvmaccel.blas.choose` picks for the shape (from 2026-12-07 by a threshold "
+             "measured on the host, `llvmaccel.blas.calibrate`). Ratios > 1: faster than torch.\n"]
     for key, entry in hosts.items():
         parts.append(host_markdown(key, entry))
     return "\n".join(parts)
@@ -201,7 +221,9 @@ def host_markdown(key: str, entry: dict) -> str:
                  f"{meta['threads']} thread(s), torch {meta['torch']}, BLAS: "
                  f"{meta['blas']}; median of {meta['rounds']} interleaved rounds. "
                  f"Load average (1/5/15 min) at start {la[:3]}, at end {la[3:]} "
-                 "(a shared machine: only in-run ratios count).\n")
+                 "(a shared machine: only in-run ratios count)."
+                 + (f" `auto`: {meta['threshold']}." if meta.get("threshold") else "")
+                 + "\n")
     parts.append("| class | batch x M x N x K | own us | blas us | torch us | "
                  "own vs torch | blas vs torch | auto |")
     parts.append("|---|---|---:|---:|---:|---:|---:|---|")

@@ -25,7 +25,13 @@ Where the wheel is not installed, or cannot be loaded, or
 ``LLVMACCEL_BLAS=off``, every matmul uses llvmaccel's own kernel;
 :func:`status` says why. ``LLVMACCEL_BLAS=always`` sends every matmul the
 library can take to it (for measurements), the default ``auto`` chooses by
-shape class (:func:`choose`).
+shape class (:func:`choose`), with the size from which the library is
+faster measured on this host (:func:`calibrate`): how fast a library is
+against llvmaccel's kernel differs from CPU to CPU far more than any static
+rule can say (PyTorch's MKL runs its AVX2 kernels on AMD CPUs: on a Zen 5
+EPYC llvmaccel's AVX-512 kernel was 2.0-2.4x faster at every size, on one
+thread and two, where on Intel Xeons the library wins from 2^27
+multiply-adds).
 
 Threads: the library runs with :func:`num_threads` threads, set before
 each call of a kernel that uses it (:func:`sync_threads`): the count given
@@ -35,36 +41,47 @@ inductor use), else the library's own default (all cores). With PyTorch's
 library the count is PyTorch's own setting unless one is given, which is
 then set for the calling thread (``MKL_Set_Num_Threads_Local``, so it
 applies to PyTorch's matmuls on that thread too). llvmaccel's generated
-loops themselves run on the calling thread.
+loops, its own matmul kernel among them, take the same count
+(:mod:`llvmaccel.codegen.parallel`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import datetime as dt
 import functools
+import hashlib
+import json
 import os
+import statistics
 import sys
 import threading
-from typing import NamedTuple
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from ._env import getenv
 from .target import TargetInfo
 
-__all__ = ["Choice", "abi", "bf16_library_reason", "bf16_symbol", "choose", "has_batched",
-           "library", "load", "min_flops", "mode", "num_threads", "set_num_threads", "status",
-           "symbol", "sync_threads"]
+__all__ = ["Calibration", "Choice", "abi", "bf16_library_reason", "bf16_symbol", "calibrate",
+           "choose", "has_batched", "library", "load", "min_flops", "mode", "num_threads",
+           "set_num_threads", "status", "symbol", "sync_threads"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
 INT32_MAX = (1 << 31) - 1
 
-# Shape classes (see choose), from bench/results/gemm.md (an AMD EPYC, Zen 4,
-# and an Intel Xeon with AVX-512, both with 512-bit kernels): on one thread,
-# below MIN_FLOPS multiply-adds per matrix llvmaccel's kernel is as fast as
-# the library or faster (the call and its packing are not paid back; from
-# 2^27 on, square and MLP-sized products, the library's cache blocking wins);
-# when the library may use several threads (llvmaccel's matmul kernel runs on
-# one), from MIN_FLOPS_THREADED on. Narrow products (N within one register
+# Static thresholds: what choose uses where nothing is measured
+# (LLVMACCEL_BLAS_CALIBRATE=off, see calibrate), from bench/results/gemm.md
+# (an AMD EPYC, Zen 4, and an Intel Xeon with AVX-512, both with 512-bit
+# kernels): on one thread, below MIN_FLOPS multiply-adds per matrix
+# llvmaccel's kernel is as fast as the library or faster (the call and its
+# packing are not paid back; from 2^27 on, square and MLP-sized products, the
+# library's cache blocking wins); when the library may use several threads
+# (measured when llvmaccel's matmul kernel still ran on one), from
+# MIN_FLOPS_THREADED on. Narrow products (N within one register
 # tile of llvmaccel's kernel: A is read once, the library's packing of B buys
 # nothing) stay llvmaccel's at any size.
 MIN_FLOPS = 1 << 27
@@ -104,8 +121,26 @@ _threads_override: int | None = None
 _LIBRARIES = ("torch", "openblas")
 
 
+_forced = threading.local()
+
+
+@contextlib.contextmanager
+def _forced_mode(value: str) -> Iterator[None]:
+    """:func:`mode` is ``value`` on this thread inside the block (the
+    calibration's kernels: one with the library, one without)."""
+    old = getattr(_forced, "mode", None)
+    _forced.mode = value
+    try:
+        yield
+    finally:
+        _forced.mode = old
+
+
 def mode() -> str:
     """``$LLVMACCEL_BLAS``: ``"auto"`` (default), ``"always"`` or ``"off"``."""
+    forced = getattr(_forced, "mode", None)
+    if forced is not None:
+        return forced
     value = getenv("LLVMACCEL_BLAS", "auto").strip().lower()
     if value in ("0", "off", "no", "false", "none"):
         return "off"
@@ -279,13 +314,33 @@ class Choice(NamedTuple):
     min_flops: int = 0
 
 
-def min_flops(target: TargetInfo | None = None) -> int:
-    """Multiply-adds per matrix from which :func:`choose` gives a matmul to
-    the library: when it runs on one thread (:func:`num_threads`)
-    :data:`MIN_FLOPS`, or :data:`MIN_FLOPS_NARROW_VECTORS` where ``target``'s
-    kernels use vectors narrower than 512 bits; else
-    :data:`MIN_FLOPS_THREADED`."""
-    threads = num_threads() or os.cpu_count() or 1
+def _threads() -> int:
+    """The threads a matmul runs with: :func:`num_threads`, else the cores."""
+    return num_threads() or os.cpu_count() or 1
+
+
+def min_flops(target: TargetInfo | None = None, itemsize: int = 4) -> int:
+    """Multiply-adds per matrix from which :func:`choose` gives a matmul of
+    floats of ``itemsize`` bytes to the library on the host (``target``, or
+    None, the host).
+
+    Measured (:func:`calibrate`, once per CPU, library and thread count)
+    unless ``$LLVMACCEL_BLAS_MIN_FLOPS`` gives it or
+    ``LLVMACCEL_BLAS_CALIBRATE=off`` asks for the static rule: when the
+    library runs on one thread (:func:`num_threads`) :data:`MIN_FLOPS`, or
+    :data:`MIN_FLOPS_NARROW_VECTORS` where ``target``'s kernels use vectors
+    narrower than 512 bits; else :data:`MIN_FLOPS_THREADED`.
+    :data:`NEVER` where the library was slower at every size measured."""
+    given = _given_min_flops()
+    if given is not None:
+        return given
+    if mode() == "auto" and _calibrating() and load() is not None:
+        return calibrate(itemsize).min_flops
+    return _static_min_flops(target)
+
+
+def _static_min_flops(target: TargetInfo | None) -> int:
+    threads = _threads()
     if threads != 1:
         return MIN_FLOPS_THREADED
     if target is not None and target.vector_bits < 512:
@@ -315,7 +370,6 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     Sizes past the library's 32-bit interface, complex values, other
     targets than the host, and a library that is not loaded always get
     llvmaccel's kernel."""
-    least = min_flops(target) if least is None else least
     if not host:
         return Choice("own", "code for another target than this process")
     if complex_ or itemsize not in (4, 8):
@@ -335,10 +389,31 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
         if mode() == "always":
             return Choice("blas", "LLVMACCEL_BLAS=always")
         flops = m * n * k  # type: ignore[operator]
+        least, source = _least(least, target, itemsize)
+        if least >= NEVER:
+            return Choice("own", f"the library was slower at every size {source}")
         if flops < least:
-            return Choice("own", f"small ({flops} multiply-adds < {least})")
-        return Choice("blas", f"{flops} multiply-adds >= {least}")
-    return Choice("runtime", "sizes known at run time", 1 if mode() == "always" else least)
+            return Choice("own", f"small ({flops} multiply-adds < {least}, {source})")
+        return Choice("blas", f"{flops} multiply-adds >= {least} ({source})")
+    if mode() == "always":
+        return Choice("runtime", "sizes known at run time", 1)
+    least, source = _least(least, target, itemsize)
+    if least >= NEVER:
+        return Choice("own", f"sizes known at run time; the library was slower at every "
+                             f"size {source}")
+    return Choice("runtime", f"sizes known at run time ({source})", least)
+
+
+def _least(least: int | None, target: TargetInfo, itemsize: int) -> tuple[int, str]:
+    """The threshold :func:`choose` applies, and where it comes from."""
+    if least is not None:
+        return least, "the rule for these operands"
+    value = min_flops(target, itemsize)
+    if _given_min_flops() is not None:
+        return value, "LLVMACCEL_BLAS_MIN_FLOPS"
+    if mode() == "auto" and _calibrating():
+        return value, f"measured on this host, {_threads()} thread(s)"
+    return value, "static rule"
 
 
 def set_num_threads(n: int | None) -> None:
@@ -425,3 +500,232 @@ def sync_threads(tasks: bool = False) -> None:
         _threads_default.setdefault(name, int(lib.scipy_openblas_get_num_threads()))
         lib.scipy_openblas_set_num_threads(ctypes.c_int(want))
         _threads_set[name] = want
+
+
+# --- Measured thresholds -------------------------------------------------------
+
+#: :func:`min_flops` where the library was slower than llvmaccel's kernel at
+#: every size measured: no product reaches it.
+NEVER = 1 << 62
+
+#: The products :func:`calibrate` times, ``(M, N, K)``, by size class:
+#: square ones, a product of few rows and a long ``N`` (a convolution's
+#: ``W @ col``) and an MLP-sized one. Classes of 2^21, 2^24, 2^27 and 2^30
+#: multiply-adds: where the static rules put the threshold (2^22 threaded,
+#: 2^26-2^27 on one thread), and the largest square products.
+CALIBRATION_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (128, 128, 128),
+    (256, 256, 256),
+    (64, 1024, 256),
+    (512, 512, 512),
+    (256, 1024, 512),
+    (1024, 1024, 1024),
+)
+
+#: How much faster the library must be on a product for it to count as the
+#: library's: llvmaccel's kernel also computes a reader of the product in
+#: its register tiles (the epilogue) and leaves the loops to the passes,
+#: which a bare product does not show.
+LIBRARY_MARGIN = 1.05
+
+#: Rounds of the calibration's timing (interleaved; medians compared).
+CALIBRATION_ROUNDS = 5
+
+_CALIBRATION_FILE = "blas-thresholds.json"
+_calibration_lock = threading.Lock()
+_calibrations: dict[str, Calibration] = {}
+
+
+class Calibration(NamedTuple):
+    """What :func:`calibrate` measured on this host.
+
+    Attributes:
+        min_flops: Multiply-adds from which the library is faster
+            (:data:`NEVER`: at no size measured).
+        key: What the measurement holds for: CPU, its features, the library
+            and its version, the thread count, the float size, and the code
+            of llvmaccel's kernel.
+        shapes: ``(M, N, K, own_us, library_us)`` per product timed.
+        date: When it was measured (UTC, ISO 8601).
+        cached: Read from the cache file rather than measured now.
+    """
+
+    min_flops: int
+    key: str
+    shapes: tuple[tuple[int, int, int, float, float], ...]
+    date: str
+    cached: bool = False
+
+
+def _given_min_flops() -> int | None:
+    """``$LLVMACCEL_BLAS_MIN_FLOPS`` as a threshold (None: not set)."""
+    env = getenv("LLVMACCEL_BLAS_MIN_FLOPS").strip().lower()
+    if not env:
+        return None
+    if env in ("never", "inf"):
+        return NEVER
+    try:
+        value = int(env, 0)
+    except ValueError:
+        raise ValueError(f"LLVMACCEL_BLAS_MIN_FLOPS={env!r}: expected a number of "
+                         "multiply-adds (e.g. 4194304 or 1<<22 written out) or 'never'") from None
+    if value < 1:
+        raise ValueError(f"LLVMACCEL_BLAS_MIN_FLOPS={env!r}: expected at least 1")
+    return value
+
+
+def _calibrating() -> bool:
+    """Whether thresholds are measured (``LLVMACCEL_BLAS_CALIBRATE``, default on)."""
+    return getenv("LLVMACCEL_BLAS_CALIBRATE", "on").strip().lower() not in (
+        "0", "off", "no", "false", "none")
+
+
+@functools.cache
+def _kernel_digest() -> str:
+    """Digest of the code of llvmaccel's matmul kernels and of the threads
+    that run them: a measurement of another version is not reused."""
+    here = Path(__file__).resolve().parent / "codegen"
+    h = hashlib.sha256()
+    for name in ("matmul.py", "parallel.py", "emitter.py"):
+        with contextlib.suppress(OSError):
+            h.update((here / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _calibration_key(itemsize: int, threads: int) -> str:
+    from .target import host
+
+    t = host()
+    features = hashlib.sha256(",".join(sorted(t.features)).encode()).hexdigest()[:12]
+    lib = _load()
+    version = "none" if lib is None else f"{lib.version} ({lib.core})"
+    return (f"{t.triple}/{t.cpu}/{features}|{library()}: {version}|{threads} thread(s)|"
+            f"f{8 * itemsize}|kernel {_kernel_digest()}")
+
+
+def _cache_file() -> Path | None:
+    from .compiler import cache_dir
+
+    d = cache_dir()
+    return None if d is None else d / _CALIBRATION_FILE
+
+
+def _read_cached(key: str) -> Calibration | None:
+    path = _cache_file()
+    if path is None:
+        return None
+    try:
+        entry = json.loads(path.read_text()).get(key)
+        if entry is None:
+            return None
+        return Calibration(int(entry["min_flops"]), key,
+                           tuple(tuple(s) for s in entry["shapes"]),  # type: ignore[misc]
+                           str(entry["date"]), True)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing or damaged: measured again, then rewritten
+
+
+def _write_cached(cal: Calibration) -> None:
+    path = _cache_file()
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict):
+                data = {}
+        except (OSError, ValueError):
+            data = {}
+        data[cal.key] = {"min_flops": cal.min_flops, "shapes": [list(s) for s in cal.shapes],
+                         "date": cal.date}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: measured again by the next process
+
+
+def threshold_from(shapes: tuple[tuple[int, int, int, float, float], ...]) -> int:
+    """The threshold the timings ``(M, N, K, own_us, library_us)`` give: the
+    smallest size class from which the library is faster by
+    :data:`LIBRARY_MARGIN` on every product of that class and of every
+    larger one (:data:`NEVER` if not on the largest). A class where it wins
+    below one where it loses does not count: one rule for every size above."""
+    classes: dict[int, bool] = {}
+    for m, n, k, own, lib in shapes:
+        flops = m * n * k
+        wins = lib * LIBRARY_MARGIN < own
+        classes[flops] = classes.get(flops, True) and wins
+    least = NEVER
+    for flops in sorted(classes, reverse=True):
+        if not classes[flops]:
+            break
+        least = flops
+    return least
+
+
+def _time_products(itemsize: int,
+                   shapes: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int,
+                                                                          float, float], ...]:
+    """Times each product with llvmaccel's kernel and with the library, in
+    compiled graphs as generated code calls them, interleaved: median
+    microseconds over :data:`CALIBRATION_ROUNDS` rounds."""
+    import numpy as np
+
+    from .compiler import compile_graph
+    from .graph import DType, Graph
+
+    dtype = DType.f32 if itemsize == 4 else DType.f64
+    rng = np.random.default_rng(0)
+    out = []
+    for m, n, k in shapes:
+        g = Graph()
+        g.set_outputs([g.matmul(g.input("a", (m, k), dtype), g.input("b", (k, n), dtype))])
+        fns: list[Callable[[], Any]] = []
+        a = rng.standard_normal((m, k)).astype(dtype.numpy)
+        b = rng.standard_normal((k, n)).astype(dtype.numpy)
+        for forced in ("off", "always"):
+            with _forced_mode(forced):
+                c = compile_graph(g)
+            c(a, b)  # first call: pages touched, threads woken
+            fns.append(lambda c=c, a=a, b=b: c(a, b))
+        reps = max(1, (1 << 22) // (m * n * k))
+        times: list[list[float]] = [[], []]
+        for r in range(CALIBRATION_ROUNDS):
+            for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    fns[i]()
+                times[i].append((time.perf_counter() - t0) * 1e6 / reps)
+        out.append((m, n, k, round(statistics.median(times[0]), 2),
+                    round(statistics.median(times[1]), 2)))
+    return tuple(out)
+
+
+def calibrate(itemsize: int = 4, force: bool = False) -> Calibration:
+    """The size from which the library's GEMM is faster than llvmaccel's
+    kernel on this host, for floats of ``itemsize`` bytes at the current
+    thread count (:func:`num_threads`), and the timings it rests on.
+
+    Measured the first time it is asked for (:data:`CALIBRATION_SHAPES`,
+    each product through both kernels as generated code calls them; about a
+    second, most of it compiling), then kept for the process and in the
+    cache directory (``blas-thresholds.json`` in
+    :func:`llvmaccel.compiler.cache_dir`), keyed by CPU, features, library,
+    thread count, float size and the kernel's code. ``force``: measure again.
+    """
+    if itemsize not in (4, 8):
+        raise ValueError(f"calibrate: itemsize must be 4 or 8, got {itemsize!r}")
+    if load() is None:
+        raise RuntimeError(f"calibrate: no library to measure ({status()})")
+    key = _calibration_key(itemsize, _threads())
+    with _calibration_lock:
+        cal = None if force else (_calibrations.get(key) or _read_cached(key))
+        if cal is None:
+            shapes = _time_products(itemsize, CALIBRATION_SHAPES)
+            cal = Calibration(threshold_from(shapes), key, shapes,
+                              dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+            _write_cached(cal)
+        _calibrations[key] = cal
+    return cal

@@ -561,6 +561,18 @@ def _plugin_id() -> str:
     return hashlib.sha256(Path(plugin_path()).read_bytes()).hexdigest()[:16]
 
 
+def _blas_thresholds(graph: Graph) -> tuple[int, ...]:
+    """The sizes from which the graph's matmuls go to the BLAS library
+    (:func:`llvmaccel.blas.min_flops`, per float size of its products):
+    asked only of graphs with products, since on first use the thresholds
+    are measured."""
+    sizes = sorted({n.dtype.itemsize for n in graph.walk()
+                    if n.op in ("matmul", "conv") and n.dtype.itemsize in (4, 8)})
+    if not sizes or blas.load() is None:
+        return ()
+    return tuple(blas.min_flops(None, s) for s in sizes)
+
+
 def compile_graph(graph: Graph, pipeline: str | None = None,
                   auto: AutoPasses | None = None,
                   inter_op: bool | None = None) -> CompiledGraph:
@@ -592,7 +604,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
     key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
            _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
            (blas.mode() + ":" + blas.library()) if blas.load() is not None else "off",
-           blas.min_flops(), parallel,
+           _blas_thresholds(graph), parallel,
            matmul_bf16.enabled(), matmul_amx.enabled(), attention.enabled())
     with _cache_lock:
         hit = _cache.get(key)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -582,6 +583,16 @@ class Graph:
         if lo is not None and hi is not None and lo > hi:
             raise GraphError(f"size {name}: no value lies in [{lo}, {hi}]")
         self.symbol_facts[name] = (lo, hi, m)
+
+    def walk(self) -> Iterator[Node]:
+        """The nodes of the graph and of its regions (loop bodies,
+        conditions, branches), at any depth, each before its regions'."""
+        for n in self.nodes:
+            yield n
+            for value in n.attrs.values():
+                for r in value if isinstance(value, tuple) else (value,):
+                    if isinstance(r, Region):
+                        yield from r.graph.walk()
 
     def fingerprint(self) -> str:
         """A hash of the graph's structure (constants included)."""

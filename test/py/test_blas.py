@@ -148,6 +148,7 @@ def test_shape_classes(monkeypatch):
     large ones go to the library; symbolic sizes decide at run time; other
     targets, complex values and sizes past 32 bits never use it."""
     monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
+    monkeypatch.setenv("LLVMACCEL_BLAS_CALIBRATE", "off")  # the static rules
     t = host()
     monkeypatch.setattr(blas, "_threads_override", 1)
     # One thread: ours up to 2^27 multiply-adds with 512-bit vectors, 2^26
@@ -190,6 +191,120 @@ def test_shape_classes(monkeypatch):
     c = compiler.compile_graph(_graph(DType.f32, Sym("m"), 1000, 1000, tb=True))
     for m in (1, 4, 5, 9):  # 4 * 1000 * 1000 < MIN_FLOPS_THREADED < 5 * 1000 * 1000
         _check(c, DType.f32, m, 1000, 1000, tb=True)
+
+
+def test_threshold_from_timings():
+    """The measured threshold: the smallest size class from which the
+    library is faster by the margin on every product of that class and of
+    every larger one; never, where it does not win the largest."""
+    def shapes(wins: dict[int, list[bool]]):
+        out = []
+        for side, per_shape in wins.items():
+            for w in per_shape:  # (side, side, side) products, own 100 us
+                out.append((side, side, side, 100.0, 90.0 if w else 100.0 / blas.LIBRARY_MARGIN))
+        return tuple(out)
+
+    assert blas.threshold_from(shapes({128: [False], 256: [True, True], 512: [True]})) == 256 ** 3
+    assert blas.threshold_from(shapes({128: [True], 256: [True, False], 512: [True]})) == 512 ** 3
+    # Winning below a class it loses does not count; a tie (within the
+    # margin) is llvmaccel's.
+    assert blas.threshold_from(shapes({128: [True], 256: [False], 512: [False]})) == blas.NEVER
+    assert blas.threshold_from(shapes({128: [True], 256: [True], 512: [True]})) == 128 ** 3
+
+
+@needs_blas
+def test_measured_threshold_chooses_and_is_kept(monkeypatch, tmp_path):
+    """``auto`` measures on first need (both kernels on a few products,
+    as generated code calls them), keeps the result in the cache directory
+    per thread count, and each matmul records which kernel the measurement
+    gave it and why."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
+    monkeypatch.delenv("LLVMACCEL_BLAS_CALIBRATE", raising=False)
+    monkeypatch.delenv("LLVMACCEL_BLAS_MIN_FLOPS", raising=False)
+    monkeypatch.setattr(blas, "_calibrations", {})
+    monkeypatch.setattr(blas, "CALIBRATION_SHAPES", ((16, 16, 16), (48, 32, 40)))
+    monkeypatch.setattr(blas, "_threads_override", 1)
+    cal = blas.calibrate(4)
+    assert not cal.cached and [s[:3] for s in cal.shapes] == [(16, 16, 16), (48, 32, 40)]
+    assert all(own > 0 and lib > 0 for *_, own, lib in cal.shapes)
+    assert cal.min_flops == blas.threshold_from(cal.shapes)
+    assert "1 thread(s)" in cal.key and "f32" in cal.key and host().cpu in cal.key
+    assert (tmp_path / "cache" / "blas-thresholds.json").exists()
+
+    # Kept: read back from the file by a new process (the memory cache
+    # emptied), and never timed again; another thread count is its own key.
+    def no_timing(*args):
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(blas, "_calibrations", {})
+    monkeypatch.setattr(blas, "_time_products", no_timing)
+    again = blas.calibrate(4)
+    assert again.cached and again.shapes == cal.shapes and again.min_flops == cal.min_flops
+    monkeypatch.setattr(blas, "_threads_override", 2)
+    with pytest.raises(AssertionError, match="measured again"):
+        blas.calibrate(4)
+
+    # What choose makes of a measurement: the library from its threshold on.
+    fake = ((64, 64, 64, 10.0, 20.0), (128, 128, 128, 100.0, 50.0))
+    monkeypatch.setattr(blas, "_time_products", lambda itemsize, shapes: fake)
+    assert blas.calibrate(4).min_flops == 128 ** 3
+    t = host()
+    small = blas.choose(100, 100, 100, 4, False, t, True)
+    big = blas.choose(200, 200, 200, 4, False, t, True)
+    assert small.kernel == "own" and "measured on this host, 2 thread(s)" in small.reason
+    assert big.kernel == "blas" and "measured on this host" in big.reason
+    run = blas.choose(Sym("m"), 200, 200, 4, False, t, True)
+    assert run.kernel == "runtime" and run.min_flops == 128 ** 3
+    kern = generate(_graph(DType.f32, 200, 200, 200))
+    assert kern.matmuls[0][1] == "blas" and "measured" in kern.matmuls[0][2]
+    # A library slower at every size: never called, and said so.
+    monkeypatch.setattr(blas, "_time_products",
+                        lambda itemsize, shapes: ((64, 64, 64, 10.0, 20.0),))
+    assert blas.calibrate(4, force=True).min_flops == blas.NEVER
+    for m in (200, Sym("m")):
+        c = blas.choose(m, 4096, 4096, 4, False, t, True)
+        assert c.kernel == "own" and "slower at every size" in c.reason
+    # f64 products are measured on their own.
+    monkeypatch.setattr(blas, "_time_products", no_timing)
+    with pytest.raises(AssertionError, match="measured again"):
+        blas.calibrate(8)
+    with pytest.raises(ValueError, match="itemsize must be 4 or 8"):
+        blas.calibrate(2)
+
+
+@needs_blas
+def test_threshold_given_or_static_and_not_measured_without_products(monkeypatch):
+    """``LLVMACCEL_BLAS_MIN_FLOPS`` sets the threshold (bad values raise),
+    ``LLVMACCEL_BLAS_CALIBRATE=off`` keeps the static rules, and a graph
+    without products compiles without measuring anything."""
+    monkeypatch.setenv("LLVMACCEL_BLAS", "auto")
+    monkeypatch.setattr(blas, "_calibrations", {})
+
+    def no_timing(*args):
+        raise AssertionError("measured")
+
+    monkeypatch.setattr(blas, "_time_products", no_timing)
+    t = host()
+    monkeypatch.setenv("LLVMACCEL_BLAS_MIN_FLOPS", "1000")
+    assert blas.min_flops() == 1000
+    c = blas.choose(10, 10, 10, 4, False, t, True)
+    assert c.kernel == "blas" and "LLVMACCEL_BLAS_MIN_FLOPS" in c.reason
+    monkeypatch.setenv("LLVMACCEL_BLAS_MIN_FLOPS", "never")
+    assert blas.choose(4096, 4096, 4096, 4, False, t, True).kernel == "own"
+    for bad in ("0", "-5", "lots"):
+        monkeypatch.setenv("LLVMACCEL_BLAS_MIN_FLOPS", bad)
+        with pytest.raises(ValueError, match="LLVMACCEL_BLAS_MIN_FLOPS"):
+            blas.min_flops()
+    monkeypatch.delenv("LLVMACCEL_BLAS_MIN_FLOPS")
+    monkeypatch.setenv("LLVMACCEL_BLAS_CALIBRATE", "off")
+    monkeypatch.setattr(blas, "_threads_override", 2)
+    c = blas.choose(4096, 4096, 4096, 4, False, t, True)
+    assert c.kernel == "blas" and "static rule" in c.reason
+    monkeypatch.delenv("LLVMACCEL_BLAS_CALIBRATE")
+    g = Graph()
+    x = g.input("x", (64, 64), DType.f32)
+    g.set_outputs([g.unary("tanh", x)])
+    compiler.compile_graph(g)  # no matmul: nothing measured
 
 
 def test_off_and_missing_library(monkeypatch):

@@ -339,7 +339,7 @@ def test_kernels_calling_the_library_run_in_segments(monkeypatch):
     region the library's own OpenMP region would be nested and run on one
     thread). Other kernels go to the runtime's choice. Results are the
     serial kernel's on every runtime."""
-    monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
+    monkeypatch.setenv("LLVMACCEL_BLAS_MIN_FLOPS", "1")
     g = Graph()
     a = g.input("a", (1024, 512), DType.f32)
     b = g.input("b", (512, 512), DType.f32)
@@ -378,7 +378,7 @@ from llvmaccel.compiler import compile_graph
 from llvmaccel.graph import DType, Graph
 
 torch.set_num_threads(2)
-blas.min_flops = lambda target=None: 1
+os.environ["LLVMACCEL_BLAS_MIN_FLOPS"] = "1"
 g = Graph()
 a = g.input("a", (512, 256), DType.f32)
 b = g.input("b", (256, 256), DType.f32)
@@ -665,7 +665,7 @@ def test_scan_with_a_library_step_runs_on_the_pool(monkeypatch):
     segment would end every iteration, and each new one run through the
     rounds before it): it stays on the pool; results as the serial
     kernel's."""
-    monkeypatch.setattr(blas, "min_flops", lambda target=None: 1)
+    monkeypatch.setenv("LLVMACCEL_BLAS_MIN_FLOPS", "1")
     if blas.load() is None:
         pytest.skip(f"no BLAS library: {blas.status()}")
     g = Graph()

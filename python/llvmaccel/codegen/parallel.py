@@ -66,12 +66,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .. import blas
 from .._env import getenv
-from ..graph import Graph, Node, Region, SymExpr, dim_op, shape_numel
+from ..graph import Graph, Node, SymExpr, dim_op, shape_numel
 from ..target import TargetInfo
 from .common import Buffer
 
@@ -111,16 +110,6 @@ CHUNKS_PER_THREAD = 4
 _NO_SPMD = frozenset({"while", "switch", "sort"})
 
 
-def _nodes(graph: Graph) -> Iterator[Node]:
-    """The nodes of ``graph`` and of its regions, at any depth."""
-    for n in graph.nodes:
-        yield n
-        for value in n.attrs.values():
-            for r in value if isinstance(value, tuple) else (value,):
-                if isinstance(r, Region):
-                    yield from _nodes(r.graph)
-
-
 # A step's segment check (EmitterCore._step_open), its result named.
 _YIELD = re.compile(r"^(\s*%[\w.]+) = call i32 @llvmaccel_parallel_yield\(.*\)$")
 
@@ -144,11 +133,11 @@ def candidate(graph: Graph) -> bool:
     top = {id(n) for n in graph.nodes}
     if max_threads() < 2 or any(n.op in _NO_SPMD and not (n.op in ("while", "switch") and
                                                           id(n) in top)
-                                for n in _nodes(graph)):
+                                for n in graph.walk()):
         return False
     if profiling.loop_timing_enabled():  # its counters are per kernel, not per thread
         return False
-    for n in _nodes(graph):
+    for n in graph.walk():
         if n.op in ("input", "constant", "scan", "while", "switch", "result"):
             continue
         size = node_work(n)
