@@ -29,7 +29,7 @@ shape class (:func:`choose`), with the size from which the library is
 faster measured on this host (:func:`calibrate`): how fast a library is
 against llvmaccel's kernel differs from CPU to CPU far more than any static
 rule can say (PyTorch's MKL runs its AVX2 kernels on AMD CPUs: on a Zen 5
-EPYC llvmaccel's AVX-512 kernel was 2.0-2.4x faster at every size, on one
+EPYC llvmaccel's AVX-512 kernel was 1.7-2.6x faster at every size, on one
 thread and two, where on Intel Xeons the library wins from 2^27
 multiply-adds).
 
@@ -321,8 +321,8 @@ def _threads() -> int:
 
 def min_flops(target: TargetInfo | None = None, itemsize: int = 4) -> int:
     """Multiply-adds per matrix from which :func:`choose` gives a matmul of
-    floats of ``itemsize`` bytes to the library on the host (``target``, or
-    None, the host).
+    floats of ``itemsize`` bytes to the library (``target``: the host's
+    description, whose vector width the static rule reads; None: 512 bits).
 
     Measured (:func:`calibrate`, once per CPU, library and thread count)
     unless ``$LLVMACCEL_BLAS_MIN_FLOPS`` gives it or

@@ -251,13 +251,15 @@ def test_im2col_convolution_split_between_threads(monkeypatch, blas_mode, bias):
     np.testing.assert_allclose(outs[1], want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1"])
+@pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1", "tall_relu", "wide"])
 def test_matmul_column_panels_split_between_threads(monkeypatch, case):
     """One product of llvmaccel's own kernel (no batch loop to split) has its
-    column panels chunked between the threads: the panel kernel, with a
-    fused reader, the bf16 kernel (AMX tiles where the host has them) and a
-    1x1 convolution reading its image in place; bit-identical to one
-    thread, with edges in every dimension."""
+    column panels chunked between the threads, or, with fewer panels than
+    chunks, its row tiles (``tall_relu``, a DLRM layer's shape, with a
+    remainder of rows; ``wide`` keeps the panel split): the panel kernel,
+    with a fused reader, the bf16 kernel (AMX tiles where the host has
+    them) and a 1x1 convolution reading its image in place; bit-identical
+    to one thread, with edges in every dimension."""
     monkeypatch.setenv("LLVMACCEL_BLAS", "off")
     rng = np.random.default_rng(4)
     g = Graph()
@@ -270,21 +272,22 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
         want = np.einsum("nchw,oc->nohw", xs[0].astype(np.float64), xs[1][:, :, 0, 0])
     else:
         dt = DType.bf16 if case == "bf16" else DType.f32
-        a = g.input("a", (333, 256), dt)
-        b = g.input("b", (256, 301), dt)
+        m, k, n = {"tall_relu": (2045, 74, 64), "wide": (70, 200, 1500)}.get(case, (333, 256, 301))
+        a = g.input("a", (m, k), dt)
+        b = g.input("b", (k, n), dt)
         if dt is DType.bf16:
             y = g.cast(g.matmul(g.cast(a, DType.f32), g.cast(b, DType.f32)), DType.f32)
         else:
             y = g.matmul(a, b)
-        g.set_outputs([g.unary("relu", y) if case == "f32_relu" else y])
-        xs = [rng.standard_normal((333, 256)).astype(np.float32),
-              rng.standard_normal((256, 301)).astype(np.float32)]
+        g.set_outputs([g.unary("relu", y) if case.endswith("relu") else y])
+        xs = [rng.standard_normal((m, k)).astype(np.float32),
+              rng.standard_normal((k, n)).astype(np.float32)]
         if dt is DType.bf16:
             xs = [torch.from_numpy(v).to(torch.bfloat16) for v in xs]
             want = (xs[0].double() @ xs[1].double()).numpy()
         else:
             want = xs[0].astype(np.float64) @ xs[1]
-        if case == "f32_relu":
+        if case.endswith("relu"):
             want = np.maximum(want, 0)
     kernel = generate(g)
     spmd = kernel.ir[kernel.ir.index("@llvmaccel_main.spmd("):]
