@@ -36,7 +36,9 @@ Inputs: every call takes the next batch of a pool of ``POOL`` batches, as in
 inference serving, where each batch looks up other rows. (With one batch
 reused, the 64 MiB of rows a DLRM batch touches would partly stay in the
 32 MiB L3 between calls and the benchmark would measure a warm cache.) The
-variants cycle through the same pool, so each sees every batch equally often.
+variants cycle through the same pool, each from its own starting batch, so
+each sees every batch equally often and the calls of a round take different
+batches.
 
 Models: ``dlrm`` (embedding bags, MLPs, interaction), ``emb`` (the DLRM's
 embedding bags alone, the part accel-prefetch works on), ``mlp``, ``block``,
@@ -304,7 +306,8 @@ def timed(fn, args) -> float:
 
 def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
                 extra: dict | None = None, remote: dict | None = None) -> dict:
-    """Times the variants of ``model``; call k of a variant takes ``pool[k % len]``.
+    """Times the variants of ``model``; round r's call of variant i takes
+    ``pool[(r + i * len(pool) // variants) % len(pool)]``.
 
     ``extra`` maps a variant name to ``(fn, convert)``: ``fn`` is called on
     ``convert(args)`` (converted once per pool entry, before timing).
@@ -344,16 +347,22 @@ def bench_model(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             fn(*pools[k][1 % len(pool)])
         times: dict[str, list[float]] = {k: [] for k in variants}
         names = list(variants)
-        calls = 0
+        # Variant i's call j takes batch (j + i * POOL / variants) of the
+        # pool: every variant goes through the pool in the same order, each
+        # batch as often as for any other variant, and the calls of one
+        # round take different batches (the next call never finds its batch
+        # in the cache from the call before). A count shared by all calls
+        # gave each variant the batches of its positions in the random
+        # orders, not the same ones for every variant.
+        offset = {k: i * len(pool) // len(names) for i, k in enumerate(names)}
         for r in range(rounds):
             # Each round in its own (seeded) random order: no variant always
-            # follows the same one, or always gets the same batches of the
-            # pool. (A rotation kept every variant's predecessor: with several
-            # threads, llvmaccel always ran while inductor's OpenMP workers
-            # still spun after its call, and read up to 1.8x slower.)
+            # follows the same one. (A rotation kept every variant's
+            # predecessor: with several threads, llvmaccel always ran while
+            # inductor's OpenMP workers still spun after its call, and read
+            # up to 1.8x slower.)
             for k in random.Random(r).sample(names, len(names)):
-                times[k].append(timed(variants[k], pools[k][calls % len(pool)]))
-                calls += 1
+                times[k].append(timed(variants[k], pools[k][(r + offset[k]) % len(pool)]))
         for k, args in remote.items():
             worker = Worker(args)
             compile_s[k] = worker.first_call_s
@@ -486,6 +495,14 @@ class Embeddings(nn.Module):
         return torch.cat([e(indices[t], offsets[t]) for t, e in enumerate(self.embs)], 1)
 
 
+def _blas_threshold(cal) -> str:
+    from llvmaccel import blas
+
+    if cal.min_flops >= blas.NEVER:
+        return "the library slower at every size measured (never called)"
+    return f"the library from {cal.min_flops} multiply-adds"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
@@ -509,6 +526,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(opts.threads)
     torch.manual_seed(0)
     os.environ.setdefault("LLVMACCEL_CACHE_DIR", "off")
+    from llvmaccel import blas
+
+    threshold = ""
+    if blas.load() is not None and blas.mode() == "auto":
+        # The library's threshold, measured now: its kernels (compiled to
+        # time both) are then not counted as a model's matmuls.
+        threshold = _blas_threshold(blas.calibrate(4))
     results = []
     models = opts.models.split(",")
     if "dlrm" in models or "emb" in models:
@@ -563,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": rounds,
         "sizes": asdict(s),
     }
+    if threshold:
+        meta["note"] = f"BLAS matmuls (llvmaccel.blas.calibrate, f32): {threshold}."
     try:
         import jax
 
