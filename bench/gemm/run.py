@@ -70,6 +70,11 @@ SHAPES = [
     ("narrow", 1, 4096, 32, 256, False),
     ("narrow", 1, 2048, 48, 512, True),
     ("matrix-vector", 1, 2048, 1, 2048, False),
+    # Batch-1 linear layers, x @ W^T: a classifier head (MobileNetV3's), a
+    # decode step's projection (64 MiB of W: from memory), four rows.
+    ("linear-b1", 1, 1, 1000, 1024, True),
+    ("linear-b1", 1, 1, 4096, 4096, True),
+    ("linear-b1", 1, 4, 1024, 576, True),
     # ResNet-18's convolutions as im2col GEMMs: W [Cout, Cin*9] @ col [Cin*9, H*W].
     ("conv", 1, 64, 3136, 576, False),
     ("conv", 1, 128, 784, 1152, False),

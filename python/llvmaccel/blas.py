@@ -355,9 +355,10 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     ``itemsize`` bytes on ``target`` (``host``: the code runs in this
     process). Shape classes:
 
-    * ``dot``: ``N`` smaller than a vector with both operands contiguous
-      along ``k`` (matrix-vector products): llvmaccel's dot-product kernel,
-      which reads each operand once at memory speed;
+    * ``dot``: both operands contiguous along ``k`` with ``N`` smaller than
+      a vector or ``M`` within one row tile of the dot kernel
+      (matrix-vector products, a batch-1 ``linear``): llvmaccel's
+      dot-product kernel, which reads each operand once at memory speed;
     * narrow: a static ``N`` of at most ``tile_columns`` (the columns of
       llvmaccel's register tile on ``target``): llvmaccel's kernel, one
       panel of B, A read once;
@@ -377,7 +378,8 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
     if load() is None:
         return Choice("own", status())
     if dot and mode() != "always":
-        return Choice("own", "matrix-vector class (N below a vector): llvmaccel's dot kernel")
+        return Choice("own", "matrix-vector class (N below a vector, or a few rows against B "
+                             "read along k): llvmaccel's dot kernel")
     dims = (m, n, k)
     if isinstance(n, int) and 0 < n <= tile_columns and mode() != "always":
         return Choice("own", f"narrow (N = {n} within one {tile_columns}-column tile)")

@@ -113,6 +113,24 @@ def test_dot_product_kernel_small_n(dt, n):
 
 
 @pytest.mark.parametrize("dt", [DType.f32, DType.f64])
+def test_few_rows_against_transposed_b_take_the_dot_kernel(dt):
+    """A product of at most one row tile of the dot kernel with B read along
+    k (a batch-1 ``linear``: ``x @ W^T``) takes the dot kernel at any N, W
+    read in place and never packed; one row more takes the panel kernel."""
+    vw, _, nr, _ = _tiling(dt)
+    for m, n, k in [(1, 1000, 576), (2, nr + 3, vw + 1), (4, 3 * vw, 5), (3, 7, 2 * vw)]:
+        g = _graph(dt, m, n, k, tb=True)
+        kern = generate(g)
+        assert "%kv" in kern.ir and "%pk" not in kern.ir, (m, n, k)
+        assert not kern.temps
+        _check(compiler.compile_graph(g), dt, m, n, k, tb=True)
+    panels = generate(_graph(dt, 5, 1000, 576, tb=True)).ir
+    assert "%kv" not in panels and "%pk" in panels
+    # B not read along k: the panel or streaming kernels, as before.
+    assert "%kv" not in generate(_graph(dt, 1, 1000, 576)).ir
+
+
+@pytest.mark.parametrize("dt", [DType.f32, DType.f64])
 def test_static_shapes_one_vector_panels(dt):
     """Static N of at most one vector uses one-vector tiles; with B not
     transposed the panel kernel also covers small N."""

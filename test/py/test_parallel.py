@@ -251,12 +251,14 @@ def test_im2col_convolution_split_between_threads(monkeypatch, blas_mode, bias):
     np.testing.assert_allclose(outs[1], want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1", "tall_relu", "wide"])
+@pytest.mark.parametrize("case", ["f32", "f32_relu", "bf16", "conv1x1", "tall_relu", "wide",
+                                  "linear_b1"])
 def test_matmul_column_panels_split_between_threads(monkeypatch, case):
     """One product of llvmaccel's own kernel (no batch loop to split) has its
     column panels chunked between the threads, or, with fewer panels than
     chunks, its row tiles (``tall_relu``, a DLRM layer's shape, with a
-    remainder of rows; ``wide`` keeps the panel split): the panel kernel,
+    remainder of rows; ``wide`` keeps the panel split), or, in the dot
+    kernel of a batch-1 ``linear`` (``linear_b1``), its column tiles: the panel kernel,
     with a fused reader, the bf16 kernel (AMX tiles where the host has
     them) and a 1x1 convolution reading its image in place; bit-identical
     to one thread, with edges in every dimension."""
@@ -272,9 +274,13 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
         want = np.einsum("nchw,oc->nohw", xs[0].astype(np.float64), xs[1][:, :, 0, 0])
     else:
         dt = DType.bf16 if case == "bf16" else DType.f32
-        m, k, n = {"tall_relu": (2045, 74, 64), "wide": (70, 200, 1500)}.get(case, (333, 256, 301))
+        m, k, n = {"tall_relu": (2045, 74, 64), "wide": (70, 200, 1500),
+                   "linear_b1": (1, 1031, 999)}.get(case, (333, 256, 301))
         a = g.input("a", (m, k), dt)
-        b = g.input("b", (k, n), dt)
+        if case == "linear_b1":  # W [N, K], read transposed
+            b = g.permute(g.input("b", (n, k), dt), (1, 0))
+        else:
+            b = g.input("b", (k, n), dt)
         if dt is DType.bf16:
             y = g.cast(g.matmul(g.cast(a, DType.f32), g.cast(b, DType.f32)), DType.f32)
         else:
@@ -282,11 +288,13 @@ def test_matmul_column_panels_split_between_threads(monkeypatch, case):
         g.set_outputs([g.unary("relu", y) if case.endswith("relu") else y])
         xs = [rng.standard_normal((m, k)).astype(np.float32),
               rng.standard_normal((k, n)).astype(np.float32)]
+        if case == "linear_b1":
+            xs[1] = np.ascontiguousarray(xs[1].T)
         if dt is DType.bf16:
             xs = [torch.from_numpy(v).to(torch.bfloat16) for v in xs]
             want = (xs[0].double() @ xs[1].double()).numpy()
         else:
-            want = xs[0].astype(np.float64) @ xs[1]
+            want = xs[0].astype(np.float64) @ (xs[1].T if case == "linear_b1" else xs[1])
         if case.endswith("relu"):
             want = np.maximum(want, 0)
     kernel = generate(g)

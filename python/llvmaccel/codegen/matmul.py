@@ -117,13 +117,19 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         """The tiling of ``C = A @ B`` (``A`` in ``ba``, ``B`` in ``bb``, ``C``
         in ``out``; ``dm``/``dk`` the i64 values of M and K, ``n`` the size N),
         and whether it takes the dot-product kernel (:meth:`mm_dot`): B read
-        along k and N smaller than a vector. Offsets start at 0."""
+        along k and N smaller than a vector, or (any N) at most one row tile
+        of the dot kernel (a batch-1 ``linear``, a decode step's ``x @
+        W^T``): each row of ``W`` is then read once, in place, where the
+        panel kernel would pack (transpose) all of ``W`` for one row of C.
+        Offsets start at 0."""
         vw = _matmul_tiling(dt, 1, self.target)[0]
         small_n = isinstance(n, int) and n <= vw
         nrv = 1 if small_n else _MATMUL_NR_VECTORS if dot2 else \
             tile_vectors(n, vw, self.target)
         _, mr, kc = _matmul_tiling(dt, nrv, self.target)
-        dot = not dot2 and not ta and (tb or n == 1) and isinstance(n, int) and n < vw
+        few_rows = dm.isdigit() and 1 <= int(dm) <= _MATMUL_DOT_TILE[0]
+        dot = not dot2 and not ta and (tb or n == 1) and (
+            isinstance(n, int) and n < vw or tb and few_rows)
         tile_vw = vw
         if small_n and not dot2 and not dot and n > 0:  # type: ignore[operator]
             # A tile one vector wide: the narrowest vector that holds N (16
@@ -773,11 +779,19 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         dr, dc = _MATMUL_DOT_TILE
         mfull = self.op(f"udiv i64 {mm.dm}, {dr}", "i")
         nfull = self.op(f"udiv i64 {mm.dn}, {dc}", "i")
+        # A parallel kernel's thread takes a chunk of the column tiles (the
+        # last one partial: N % DC single columns); each element is the same
+        # dot product in any chunk.
+        t0, t1 = self.mm_panel_range(mm, self.ceil_div(mm.dn, dc))
+        full_end = self.call("llvm.umin.i64", "i64", [("i64", t1), ("i64", nfull)], hint="i")
+        partial = self.op(f"icmp ugt i64 {t1}, {nfull}", "c")
+        rest = self.op(f"select i1 {partial}, i64 {self.imul(nfull, str(dc))}, i64 {mm.dn}",
+                       "i")
 
         def row_tiles(i0: str, rows: int) -> None:
-            with self.loop(nfull, hint="jb") as jb:
+            with self.loop(full_end, start=t0, hint="jb") as jb:
                 self.mm_dot_tile(mm, i0, rows, self.imul(jb, str(dc)), dc, kv, kvw)
-            with self.loop(mm.dn, start=self.imul(nfull, str(dc)), hint="jr") as j:
+            with self.loop(mm.dn, start=rest, hint="jr") as j:
                 self.mm_dot_tile(mm, i0, rows, j, 1, kv, kvw)
 
         with self.loop(mfull, hint="ib") as ib:
