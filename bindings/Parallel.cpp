@@ -7,9 +7,10 @@
 /// \file
 /// See Parallel.h. One run at a time uses the workers: a caller that finds
 /// the pool busy runs its kernel on its own thread, so concurrent callers
-/// never wait for each other. Waits spin briefly (a step is microseconds to
-/// milliseconds), then block on a condition variable, so idle workers cost
-/// no CPU.
+/// never wait for each other. Waits spin for up to SpinTime (a step is
+/// microseconds to milliseconds, the gap between two calls from Python tens
+/// of microseconds), then block on a condition variable, so idle workers
+/// cost no CPU.
 ///
 /// Where the process has loaded GNU OpenMP (PyTorch's CPU builds ship and
 /// load libgomp), runs go to its threads instead (`GOMP_parallel`): a
@@ -24,6 +25,7 @@
 #include "Parallel.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -36,7 +38,13 @@
 
 namespace {
 
-constexpr int SpinRounds = 2000;
+/// How long a wait spins before it blocks. Waking a blocked thread took
+/// 30-60 us on a 2-core VM, more than a step or the gap between two calls
+/// from Python: with 2000 pause rounds (about 30 us on a Zen 5) a worker
+/// slept between back-to-back calls and a caller slept in the run's last
+/// wait, and a 2^17-element map ran at 101 us on two threads against 50 on
+/// one. libgomp spins about as long by default.
+constexpr std::chrono::microseconds SpinTime{300};
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,6 +52,20 @@ inline void cpuRelax() {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+/// Spins until `Done()` or for SpinTime; whether `Done()` held.
+template <typename Pred> bool spinUntil(Pred Done) {
+  auto Until = std::chrono::steady_clock::now() + SpinTime;
+  for (;;) {
+    for (int I = 0; I < 64; ++I) {
+      if (Done())
+        return true;
+      cpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= Until)
+      return Done();
+  }
 }
 
 struct Step {
@@ -152,9 +174,7 @@ struct Team {
   }
 
   int32_t wait(int64_t S, int64_t R, int64_t N) {
-    for (int I = 0; I < SpinRounds && !finished(S, R, N); ++I)
-      cpuRelax();
-    if (!finished(S, R, N)) {
+    if (!spinUntil([&] { return finished(S, R, N); })) {
       std::unique_lock<std::mutex> L(M);
       CV.wait(L, [&] { return finished(S, R, N); });
     }
@@ -169,8 +189,10 @@ struct Pool {
   std::condition_variable Wake, Left;
   uint64_t Job = 0; // incremented for every run (M)
   std::atomic<uint64_t> JobSeen{0};
-  bool Open = false;  // workers may join the current run (M)
-  int64_t Joined = 0; // workers running the current run's task (M)
+  bool Open = false; // workers may join the current run (M)
+  // Workers running the current run's task (changed under M; read without
+  // it while the caller spins before waiting on Left).
+  std::atomic<int64_t> Joined{0};
   llvmaccel_task_fn Fn = nullptr;
   void *Ctx = nullptr;
   int64_t N = 0;
@@ -180,10 +202,8 @@ struct Pool {
   void work(int64_t Index) {
     uint64_t Seen = 0;
     for (;;) {
-      for (int I = 0;
-           I < SpinRounds && JobSeen.load(std::memory_order_acquire) == Seen;
-           ++I)
-        cpuRelax();
+      spinUntil(
+          [&] { return JobSeen.load(std::memory_order_acquire) != Seen; });
       llvmaccel_task_fn F;
       void *C;
       int64_t Threads;
@@ -233,10 +253,15 @@ struct Pool {
     if (Code != 0)
       Tm.fail(Code);
     if (Own.owns_lock()) {
-      std::unique_lock<std::mutex> L(M);
-      Open = false;
-      T = nullptr;
-      Left.wait(L, [&] { return Joined == 0; });
+      {
+        std::lock_guard<std::mutex> L(M);
+        Open = false; // no worker joins from here on
+        T = nullptr;
+      }
+      if (!spinUntil([&] { return Joined.load() == 0; })) {
+        std::unique_lock<std::mutex> L(M);
+        Left.wait(L, [&] { return Joined.load() == 0; });
+      }
     }
     return Tm.Error.load(std::memory_order_acquire);
   }
