@@ -24,3 +24,4 @@ opt-22 -load-pass-plugin=$PLUGIN -print-passes | grep -A1 LLVMAccel   # listed a
 llvmaccel passes                       # every pass, its parameters and defaults
 llvmaccel opt in.ll -passes='default<O3>' -o out.ll --remarks --stats
 llvmaccel profile in.ll -f embedding_sum --arg T=bytes:262144,elem:float --arg B=bytes:8192,elem:i64,bound:1024 --compare   # time per call and per loop nest, with and without them
+llvmaccel blas                         # the BLAS library matmuls may call, and from which size (measured on this host; --measure, --json)

@@ -66,8 +66,8 @@ from ._env import getenv
 from .target import TargetInfo
 
 __all__ = ["Calibration", "Choice", "abi", "bf16_library_reason", "bf16_symbol", "calibrate",
-           "choose", "has_batched", "library", "load", "min_flops", "mode", "num_threads",
-           "set_num_threads", "status", "symbol", "sync_threads"]
+           "choose", "has_batched", "library", "load", "measured", "min_flops", "mode",
+           "num_threads", "set_num_threads", "status", "symbol", "sync_threads", "threshold"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
@@ -393,7 +393,7 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
         flops = m * n * k  # type: ignore[operator]
         least, source = _least(least, target, itemsize)
         if least >= NEVER:
-            return Choice("own", f"the library was slower at every size {source}")
+            return Choice("own", _never(source))
         if flops < least:
             return Choice("own", f"small ({flops} multiply-adds < {least}, {source})")
         return Choice("blas", f"{flops} multiply-adds >= {least} ({source})")
@@ -401,9 +401,34 @@ def choose(m: object, n: object, k: object, itemsize: int, dot: bool,
         return Choice("runtime", "sizes known at run time", 1)
     least, source = _least(least, target, itemsize)
     if least >= NEVER:
-        return Choice("own", f"sizes known at run time; the library was slower at every "
-                             f"size {source}")
+        return Choice("own", f"sizes known at run time; {_never(source)}")
     return Choice("runtime", f"sizes known at run time ({source})", least)
+
+
+def _never(source: str) -> str:
+    """Why no product goes to the library, from where its threshold came."""
+    if source.startswith("measured"):
+        return f"the library was slower at every size {source}"
+    return f"the library is never called ({source})"
+
+
+def threshold(itemsize: int = 4) -> tuple[int, str]:
+    """The size (multiply-adds) from which a matmul of floats of
+    ``itemsize`` bytes on this host goes to the library (:data:`NEVER`: it
+    does not), and where that comes from: measured on this host (see
+    :func:`calibrate`, which it runs on first use), ``LLVMACCEL_BLAS_MIN_FLOPS``
+    or the static rule."""
+    from .target import host
+
+    return _least(None, host(), itemsize)
+
+
+def measured(itemsize: int = 4) -> Calibration | None:
+    """The measurement in force for this host, library and thread count, if
+    one was taken or read in this process (:func:`calibrate`)."""
+    if load() is None:
+        return None
+    return _calibrations.get(_calibration_key(itemsize, _threads()))
 
 
 def _least(least: int | None, target: TargetInfo, itemsize: int) -> tuple[int, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -242,6 +243,40 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_blas(args: argparse.Namespace) -> int:
+    from . import blas
+
+    if args.library:
+        os.environ["LLVMACCEL_BLAS_LIBRARY"] = args.library
+    if args.threads is not None:
+        blas.set_num_threads(args.threads)
+    info: dict[str, Any] = {"library": blas.library(), "mode": blas.mode(),
+                            "status": blas.status(), "threads": blas.num_threads()}
+    if blas.load() is not None and blas.mode() == "auto":
+        if args.measure:
+            blas.calibrate(4, force=True)
+        info["min_flops"], info["source"] = blas.threshold(4)
+        cal = blas.measured(4)
+        if cal is not None:
+            info.update(date=cal.date, key=cal.key, cached=cal.cached,
+                        shapes=[dict(zip(("m", "n", "k", "own_us", "library_us"), row,
+                                         strict=True)) for row in cal.shapes])
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"library: {info['library']} ({info['status']})")
+    print(f"mode: {info['mode']}; threads: {info['threads'] or 'the library default'}")
+    if "min_flops" in info:
+        least = info["min_flops"]
+        when = "never" if least >= blas.NEVER else f"from {least} multiply-adds"
+        print(f"f32 matmuls call the library {when} ({info['source']}"
+              + (f", {info['date']}" if "date" in info else "") + ")")
+        for row in info.get("shapes", []):
+            print(f"  {row['m']}x{row['n']}x{row['k']}: llvmaccel {row['own_us']} us, "
+                  f"library {row['library_us']} us")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -363,6 +398,17 @@ def _parser() -> argparse.ArgumentParser:
                                    "launch-cuda, launch-hip, launch-ze; or a variant: "
                                    "guarded:bounds, guarded:window, ...")
     p.set_defaults(func=_cmd_gen)
+
+    p = sub.add_parser("blas", help="the BLAS library matmuls may call, and from which size "
+                                    "(measured on this host)")
+    p.add_argument("--library", choices=["auto", "torch", "openblas"],
+                   help="LLVMACCEL_BLAS_LIBRARY for this command")
+    p.add_argument("--threads", type=int, help="the thread count to report for (default: "
+                   "LLVMACCEL_NUM_THREADS, else PyTorch's, else the library's)")
+    p.add_argument("--measure", action="store_true", help="measure again (the result replaces "
+                   "the cached one)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_blas)
 
     p = sub.add_parser("demo", help="run the bundled kernels with and without the accel passes")
     p.add_argument("--quick", action="store_true", help="small sizes (seconds, not minutes)")

@@ -116,3 +116,37 @@ def test_package_plugin_loads_into_opt_and_clang(tmp_path):
                           "-passes=accel-prefetch", "-disable-output", str(ll)],
                          capture_output=True, text=True, timeout=120)
     assert opt.returncode == 0, opt.stderr
+
+
+def test_blas_reports_the_library_and_its_threshold(tmp_path):
+    """``llvmaccel blas``: the library, and the size from which matmuls call
+    it with its source: given (``LLVMACCEL_BLAS_MIN_FLOPS``), the static
+    rule, or measured (the table of timings, then read back from the cache
+    by the next process); bad values are errors, not tracebacks."""
+    env = dict(os.environ, LLVMACCEL_CACHE_DIR=str(tmp_path))
+
+    def blas(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "llvmaccel", "blas", *args],
+                              capture_output=True, text=True, timeout=300,
+                              env=dict(env, **extra))
+
+    out = blas("--json", "--library", "openblas")
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["library"] == "openblas"
+    if "min_flops" not in info:
+        pytest.skip(f"no BLAS library: {info['status']}")
+    assert info["source"].startswith("measured") and len(info["shapes"]) == 6
+    assert not info["cached"] and (tmp_path / "blas-thresholds.json").exists()
+    again = json.loads(blas("--json", "--library", "openblas").stdout)
+    assert again["cached"] and again["min_flops"] == info["min_flops"]
+    given = blas("--library", "openblas", LLVMACCEL_BLAS_MIN_FLOPS="never")
+    assert given.returncode == 0 and "call the library never (LLVMACCEL_BLAS_MIN_FLOPS" in \
+        given.stdout, given.stdout
+    static = json.loads(blas("--json", "--threads", "2", LLVMACCEL_BLAS_CALIBRATE="off").stdout)
+    assert static["source"] == "static rule" and static["min_flops"] == 1 << 22
+    bad = blas(LLVMACCEL_BLAS_MIN_FLOPS="lots")
+    assert bad.returncode == 1 and "LLVMACCEL_BLAS_MIN_FLOPS" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    bad = blas("--threads", "0")
+    assert bad.returncode == 1 and "positive int" in bad.stderr

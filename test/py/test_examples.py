@@ -133,6 +133,7 @@ def test_command_line_examples(tmp_path):
     assert "kernel.c:11:17: remark: prefetched" in out.stderr
     assert "accel-prefetch" in out.stdout  # -print-passes and `llvmaccel passes`
     assert "time per call" in out.stdout   # llvmaccel profile
+    assert "library: " in out.stdout       # llvmaccel blas
 
 
 def test_check_examples():
