@@ -278,15 +278,27 @@ struct OpenMP {
   ThreadNumFn ThreadNum = nullptr;
 };
 
-/// libgomp if it is loaded (never loads it): looked up on every call until
-/// found, since a framework may load it after our first kernel.
+/// libgomp if it is loaded (never loads it): looked up until found, at
+/// most once a millisecond (every kernel call asks, see
+/// llvmaccel_parallel_on_pool), since a framework may load it after our
+/// first kernel.
 const OpenMP *loadedOpenMP() {
   static std::atomic<const OpenMP *> Found{nullptr};
+  static std::atomic<int64_t> NextLook{0}; // steady_clock ticks
   if (const OpenMP *O = Found.load(std::memory_order_acquire))
     return O;
-  void *H = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!H)
+  int64_t Now = std::chrono::steady_clock::now().time_since_epoch().count();
+  if (Now < NextLook.load(std::memory_order_relaxed))
     return nullptr;
+  void *H = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!H) {
+    NextLook.store(
+        Now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::milliseconds(1))
+                  .count(),
+        std::memory_order_relaxed);
+    return nullptr;
+  }
   auto *O = new OpenMP();
   O->Parallel = reinterpret_cast<OpenMP::ParallelFn>(dlsym(H, "GOMP_parallel"));
   O->ThreadNum =
@@ -453,6 +465,8 @@ void llvmaccel_parallel_set_runtime(int32_t Mode) {
 const char *llvmaccel_parallel_runtime(void) {
   return openMPForRuns() ? "openmp" : "pool";
 }
+
+int32_t llvmaccel_parallel_on_pool(void) { return openMPForRuns() == nullptr; }
 
 int64_t llvmaccel_parallel_claim(void *T, int64_t Step, int64_t Round,
                                  int64_t NChunks, int64_t Tid) {

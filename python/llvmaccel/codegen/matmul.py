@@ -480,8 +480,9 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
         as much as the product of a few row tiles does, hence the panel
         split wherever panels go round (Zen 5, 2 threads: a 256 x 196 x 2304
         convolution GEMM, 4 panels, 0.66-0.72 ms by panels, 0.77 by rows;
-        4096 x 32 x 256, one panel, 0.33 -> 0.14-0.16 ms by rows). Each element of C sums its products
-        in the same order, in the same size of tile, either way."""
+        4096 x 32 x 256, one panel, 0.33 -> 0.14-0.16 ms by rows). Each
+        element of C sums its products in the same order, in the same size
+        of tile, either way."""
         if mm.work is None or not self.spmd or in_place or not mm.dn.isdigit():
             return False
         from .parallel import CHUNKS_PER_THREAD, max_threads
