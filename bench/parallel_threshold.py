@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Where splitting a loop nest between threads starts to pay: the
-measurement behind ``llvmaccel.codegen.parallel.MIN_WORK``.
+measurement behind ``llvmaccel.codegen.parallel.MIN_WORK``, on llvmaccel's
+own pool (no libgomp in the process, as with JAX) or, with ``--openmp``,
+which loads libgomp first as PyTorch does, on GNU OpenMP's threads.
 
 For each size, a kernel compiled with every loop nest parallel (MIN_WORK
 set to 1 for the compilation) is called with 1 thread (the serial function)
@@ -9,7 +11,7 @@ and with ``--threads`` threads (the pool), interleaved, median of
 threads gain. Ops: a cheap elementwise map (``x * 2 + 1``), ``tanh`` (a
 vector math call per element) and a row sum (``x.sum(-1)``, rows of 256).
 
-Reproduce: ``.venv/bin/python bench/parallel_threshold.py --threads 2``
+Reproduce: ``.venv/bin/python bench/parallel_threshold.py --threads 2 [--openmp]``
 """
 
 from __future__ import annotations
@@ -60,7 +62,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=50)
     ap.add_argument("--out", default="bench/results/parallel")
+    ap.add_argument("--openmp", action="store_true",
+                    help="load libgomp first: runs go to OpenMP's threads")
     args = ap.parse_args()
+    if args.openmp:
+        import ctypes
+
+        ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+    runtime = core.parallel_runtime()
+    # Kernels compiled with other thresholds than the default: not from, nor
+    # into, the disk cache (its key does not hold the thresholds).
+    os.environ["LLVMACCEL_CACHE_DIR"] = "off"
     sizes = [1 << k for k in range(10, 21)]
     load_start = os.getloadavg()
     saved = parallel.MIN_WORK
@@ -91,12 +103,13 @@ def main() -> None:
             "cpu": platform.processor() or platform.machine(),
             "host_cpu": core.host_cpu(),
             "threads": args.threads, "rounds": args.rounds, "calls": args.calls,
-            "load_average": load, "min_work": saved,
+            "load_average": load, "min_work": saved, "runtime": runtime,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     Path(args.out + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     lines = [f"# Intra-op threads: where splitting a loop nest pays ({meta['date']})", "",
              f"Reproduce: `.venv/bin/python {meta['command']}`", "",
-             f"CPU: {meta['host_cpu'] or meta['cpu']}; {args.threads} threads against 1; "
+             f"CPU: {meta['host_cpu'] or meta['cpu']}; {args.threads} threads ({runtime}) "
+             "against 1; "
              f"median of {args.rounds} interleaved rounds of {args.calls} calls; load average "
              f"(1/5/15 min) at start {load[:3]}, at end {load[3:]} (a machine shared "
              "with other sessions). Times are whole calls from Python (about 18 us of "

@@ -878,7 +878,6 @@ Status jitCompile(ModuleHandle &H, const RunOptions &Opts, Report &R,
                                    JITSymbolFlags::Callable};
     };
     Add("llvmaccel_parallel_threads", &llvmaccel_parallel_threads);
-    Add("llvmaccel_parallel_on_pool", &llvmaccel_parallel_on_pool);
     Add("llvmaccel_parallel_run", &llvmaccel_parallel_run);
     Add("llvmaccel_parallel_run_pool", &llvmaccel_parallel_run_pool);
     Add("llvmaccel_parallel_run_segmented", &llvmaccel_parallel_run_segmented);

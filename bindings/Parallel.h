@@ -100,10 +100,6 @@ int64_t llvmaccel_parallel_workers(void);
 void llvmaccel_parallel_set_runtime(int32_t Mode);
 /// `"openmp"` or `"pool"`: what the next run with several threads uses.
 const char *llvmaccel_parallel_runtime(void);
-/// 1 when the next run of llvmaccel_parallel_run with several threads uses
-/// the pool, 0 when OpenMP's threads (a kernel's entry takes more work to
-/// go parallel on the pool, whose wake-ups cost more).
-int32_t llvmaccel_parallel_on_pool(void);
 }
 
 #endif // LLVMACCEL_BINDINGS_PARALLEL_H

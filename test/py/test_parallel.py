@@ -525,42 +525,6 @@ print(core.parallel_workers())
     assert out.stdout.strip().splitlines()[-1] == "0"
 
 
-def test_pool_takes_more_work_than_openmp():
-    """Without libgomp in the process (no torch) runs go to llvmaccel's pool,
-    whose wake-ups cost more: a kernel goes parallel there from
-    ``MIN_WORK_POOL`` elements, not ``MIN_WORK`` (no worker is started for
-    a 2^18-element map on two threads; one is for a 2^20 one), results
-    identical."""
-    if parallel.max_threads() < 2:
-        pytest.skip("one CPU")
-    assert parallel.MIN_WORK < 1 << 18 < parallel.MIN_WORK_POOL <= 1 << 20
-    code = """
-import sys
-import numpy as np
-from llvmaccel import blas
-from llvmaccel._native import core
-from llvmaccel.compiler import compile_graph
-from llvmaccel.graph import DType, Graph
-assert "torch" not in sys.modules and core.parallel_runtime() == "pool"
-blas.set_num_threads(2)
-for rows in (512, 2048):  # 2^18, 2^20 elements
-    g = Graph()
-    g.set_outputs([g.unary("tanh", g.input("x", (rows, 512), DType.f32))])
-    c = compile_graph(g)
-    x = np.random.default_rng(0).standard_normal((rows, 512)).astype(np.float32)
-    for _ in range(3):
-        np.testing.assert_array_equal(c(x)[0], np.asarray(c(x)[0]))
-    np.testing.assert_allclose(c(x)[0], np.tanh(x), rtol=1e-6, atol=1e-6)
-    print(rows, core.parallel_workers())
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, LLVMACCEL_CACHE_DIR="off"))
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["512", "0", "2048", "1"], out.stdout
-    ir = generate(_graph_elementwise(1 << 18, lambda g, x: g.unary("tanh", x))).ir
-    assert "@llvmaccel_parallel_on_pool()" in ir and str(parallel.MIN_WORK_POOL) in ir
-
-
 def test_concurrent_callers():
     """Several Python threads calling kernels at once (one pool run at a
     time; the others run their kernel on their own thread), each result

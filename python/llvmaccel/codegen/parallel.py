@@ -10,8 +10,7 @@ entry ``@<name>``::
 The entry reads the thread count (``llvmaccel_parallel_threads``, set from
 Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
 :func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no loop
-nest reaches :data:`MIN_WORK` elements (:data:`MIN_WORK_POOL` where the run
-would go to llvmaccel's pool, ``llvmaccel_parallel_on_pool``); else it stores its arguments in a
+nest reaches :data:`MIN_WORK` elements; else it stores its arguments in a
 struct and has the runtime (``llvmaccel_parallel_run``, bindings/Parallel.cpp:
 GNU OpenMP's threads where the process has loaded libgomp, else llvmaccel's
 pool; ``llvmaccel_parallel_run_segmented`` for a kernel that calls the BLAS
@@ -86,14 +85,6 @@ if TYPE_CHECKING:
 #: threads: compute-bound maps gain from 2**16-2**17 elements, row sums from
 #: 2**19, memory-bound maps barely gain at 2 threads on 2 cores).
 MIN_WORK = 1 << 17
-
-#: MIN_WORK where the run goes to llvmaccel's own pool (no libgomp in the
-#: process: JAX, plain IR), whose workers are woken by the call (GNU
-#: OpenMP's are mostly still spinning from PyTorch's last op). Measured on
-#: the Zen 5 EPYC VM, 2 threads, ``llvmaccel.jax.jit`` of a tanh map called
-#: back to back: 2^17 elements 73-85 us against 47-50 on one thread, 2^19
-#: 121-132 against 134-147, 2^21 354-390 against 530-645.
-MIN_WORK_POOL = 1 << 19
 
 #: Multiply-adds of a matrix product that count as one element of work
 #: (of an elementwise map's): a register tile does 16-32 a cycle on AVX-512
@@ -237,15 +228,7 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
             work = d.call("llvm.smax.i64", "i64", [("i64", work), ("i64", v)], hint="w")
     want = d.call("llvmaccel_parallel_threads", "i64", [], hint="nt")
     nt = d.call("llvm.smin.i64", "i64", [("i64", want), ("i64", str(cap))], hint="nt")
-    # The most work of a step against the threshold of the runtime the run
-    # goes to: MIN_WORK_POOL on llvmaccel's pool, MIN_WORK on OpenMP's.
-    if spmd.e.par_loop_library:
-        least = str(MIN_WORK_POOL)  # (always the pool, see below)
-    else:
-        pool = d.call("llvmaccel_parallel_on_pool", "i32", [], hint="op")
-        on_pool = d.op(f"icmp ne i32 {pool}, 0", "c")
-        least = d.op(f"select i1 {on_pool}, i64 {MIN_WORK_POOL}, i64 {MIN_WORK}", "w")
-    big = d.op(f"icmp sge i64 {work}, {least}", "c")
+    big = d.op(f"icmp sge i64 {work}, {MIN_WORK}", "c")
     multi = d.op(f"icmp sgt i64 {nt}, 1", "c")
     go = d.op(f"and i1 {big}, {multi}", "c")
     d.line(f"br i1 {go}, label %pool, label %serial")
