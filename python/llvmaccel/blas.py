@@ -29,7 +29,7 @@ shape class (:func:`choose`), with the size from which the library is
 faster measured on this host (:func:`calibrate`): how fast a library is
 against llvmaccel's kernel differs from CPU to CPU far more than any static
 rule can say (PyTorch's MKL runs its AVX2 kernels on AMD CPUs: on a Zen 5
-EPYC llvmaccel's AVX-512 kernel was 1.7-2.6x faster at every size, on one
+EPYC llvmaccel's AVX-512 kernel was 1.4-2.7x faster from 128^3 up, on one
 thread and two, where on Intel Xeons the library wins from 2^27
 multiply-adds).
 
