@@ -70,8 +70,8 @@ def main() -> None:
 
         ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
     runtime = core.parallel_runtime()
-    # Kernels compiled with other thresholds than the default: not from, nor
-    # into, the disk cache (its key does not hold the thresholds).
+    # Kernels compiled with another threshold than the default: kept out of
+    # the user's disk cache.
     os.environ["LLVMACCEL_CACHE_DIR"] = "off"
     sizes = [1 << k for k in range(10, 21)]
     load_start = os.getloadavg()
