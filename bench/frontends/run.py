@@ -495,14 +495,6 @@ class Embeddings(nn.Module):
         return torch.cat([e(indices[t], offsets[t]) for t, e in enumerate(self.embs)], 1)
 
 
-def _blas_threshold(cal) -> str:
-    from llvmaccel import blas
-
-    if cal.min_flops >= blas.NEVER:
-        return "the library slower at every size measured (never called)"
-    return f"the library from {cal.min_flops} multiply-adds"
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
@@ -532,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     if blas.load() is not None and blas.mode() == "auto":
         # The library's threshold, measured now: its kernels (compiled to
         # time both) are then not counted as a model's matmuls.
-        threshold = _blas_threshold(blas.calibrate(4))
+        threshold = f"the library {blas.threshold_text(4)}"
     results = []
     models = opts.models.split(",")
     if "dlrm" in models or "emb" in models:
@@ -588,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": asdict(s),
     }
     if threshold:
-        meta["note"] = f"BLAS matmuls (llvmaccel.blas.calibrate, f32): {threshold}."
+        meta["note"] = f"BLAS matmuls (llvmaccel.blas.threshold, f32): {threshold}."
     try:
         import jax
 

@@ -186,16 +186,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _threshold(blas, dtype: str) -> str:
-    """What ``auto`` went by: the size from which the library is called,
-    measured on this host (llvmaccel.blas.calibrate) for f32."""
-    if dtype != "f32" or blas.load() is None:
-        return "bf16: MIN_FLOPS_BF16 where the CPU has AMX-BF16" if dtype != "f32" else "-"
-    if os.environ.get("LLVMACCEL_BLAS_CALIBRATE", "").lower() in ("0", "off", "no", "false"):
-        return f"static rule, {blas.min_flops()} multiply-adds"
-    cal = blas.calibrate(4)
-    if cal.min_flops >= blas.NEVER:
-        return "measured: llvmaccel's kernel faster at every size (the library never called)"
-    return f"measured: the library from 2^{cal.min_flops.bit_length() - 1} multiply-adds"
+    """What ``auto`` went by: the size from which f32 matmuls call the
+    library (measured on this host unless set or turned off)."""
+    if dtype != "f32":
+        return "bf16: MIN_FLOPS_BF16 where the CPU has AMX-BF16"
+    return "-" if blas.load() is None else f"the library {blas.threshold_text(4)}"
 
 
 def markdown(hosts: dict) -> str:

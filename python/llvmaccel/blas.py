@@ -67,7 +67,8 @@ from .target import TargetInfo
 
 __all__ = ["Calibration", "Choice", "abi", "bf16_library_reason", "bf16_symbol", "calibrate",
            "choose", "has_batched", "library", "load", "measured", "min_flops", "mode",
-           "num_threads", "set_num_threads", "status", "symbol", "sync_threads", "threshold"]
+           "num_threads", "set_num_threads", "status", "symbol", "sync_threads", "threshold",
+           "threshold_text"]
 
 _PREFIX = "scipy_"
 #: The largest size (and leading dimension) the library's 32-bit interface takes.
@@ -331,12 +332,17 @@ def min_flops(target: TargetInfo | None = None, itemsize: int = 4) -> int:
     :data:`MIN_FLOPS_NARROW_VECTORS` where ``target``'s kernels use vectors
     narrower than 512 bits; else :data:`MIN_FLOPS_THREADED`.
     :data:`NEVER` where the library was slower at every size measured."""
+    return _threshold(target, itemsize)[0]
+
+
+def _threshold(target: TargetInfo | None, itemsize: int) -> tuple[int, str]:
+    """:func:`min_flops`, and where it comes from."""
     given = _given_min_flops()
     if given is not None:
-        return given
+        return given, "LLVMACCEL_BLAS_MIN_FLOPS"
     if mode() == "auto" and _calibrating() and load() is not None:
-        return calibrate(itemsize).min_flops
-    return _static_min_flops(target)
+        return calibrate(itemsize).min_flops, f"measured on this host, {_threads()} thread(s)"
+    return _static_min_flops(target), "static rule"
 
 
 def _static_min_flops(target: TargetInfo | None) -> int:
@@ -420,7 +426,14 @@ def threshold(itemsize: int = 4) -> tuple[int, str]:
     or the static rule."""
     from .target import host
 
-    return _least(None, host(), itemsize)
+    return _threshold(host(), itemsize)
+
+
+def threshold_text(itemsize: int = 4) -> str:
+    """:func:`threshold` in words: ``"from N multiply-adds (source)"`` or
+    ``"never (source)"``."""
+    least, source = threshold(itemsize)
+    return f"{'never' if least >= NEVER else f'from {least} multiply-adds'} ({source})"
 
 
 def measured(itemsize: int = 4) -> Calibration | None:
@@ -435,12 +448,7 @@ def _least(least: int | None, target: TargetInfo, itemsize: int) -> tuple[int, s
     """The threshold :func:`choose` applies, and where it comes from."""
     if least is not None:
         return least, "the rule for these operands"
-    value = min_flops(target, itemsize)
-    if _given_min_flops() is not None:
-        return value, "LLVMACCEL_BLAS_MIN_FLOPS"
-    if mode() == "auto" and _calibrating():
-        return value, f"measured on this host, {_threads()} thread(s)"
-    return value, "static rule"
+    return _threshold(target, itemsize)
 
 
 def set_num_threads(n: int | None) -> None:

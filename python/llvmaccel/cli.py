@@ -256,6 +256,7 @@ def _cmd_blas(args: argparse.Namespace) -> int:
         if args.measure:
             blas.calibrate(4, force=True)
         info["min_flops"], info["source"] = blas.threshold(4)
+        info["text"] = blas.threshold_text(4)
         cal = blas.measured(4)
         if cal is not None:
             info.update(date=cal.date, key=cal.key, cached=cal.cached,
@@ -267,10 +268,8 @@ def _cmd_blas(args: argparse.Namespace) -> int:
     print(f"library: {info['library']} ({info['status']})")
     print(f"mode: {info['mode']}; threads: {info['threads'] or 'the library default'}")
     if "min_flops" in info:
-        least = info["min_flops"]
-        when = "never" if least >= blas.NEVER else f"from {least} multiply-adds"
-        print(f"f32 matmuls call the library {when} ({info['source']}"
-              + (f", {info['date']}" if "date" in info else "") + ")")
+        print(f"f32 matmuls call the library {info['text']}"
+              + (f" on {info['date']}" if "date" in info else ""))
         for row in info.get("shapes", []):
             print(f"  {row['m']}x{row['n']}x{row['k']}: llvmaccel {row['own_us']} us, "
                   f"library {row['library_us']} us")
