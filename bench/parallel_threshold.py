@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -32,6 +31,9 @@ from llvmaccel._native import core
 from llvmaccel.codegen import parallel
 from llvmaccel.compiler import compile_graph
 from llvmaccel.graph import DType, Graph
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostinfo  # noqa: E402  (bench/hostinfo.py: no framework imported)
 
 F32 = DType.f32
 OPS = {
@@ -100,15 +102,14 @@ def main() -> None:
                   f"{mn:9.2f} us  {m1 / mn:5.2f}x", flush=True)
     load = [round(v, 2) for v in (*load_start, *os.getloadavg())]
     meta = {"command": "bench/parallel_threshold.py " + " ".join(sys.argv[1:]),
-            "cpu": platform.processor() or platform.machine(),
-            "host_cpu": core.host_cpu(),
+            "cpu": hostinfo.cpu_name(), "host": hostinfo.host(),
             "threads": args.threads, "rounds": args.rounds, "calls": args.calls,
             "load_average": load, "min_work": saved, "runtime": runtime,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     Path(args.out + ".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     lines = [f"# Intra-op threads: where splitting a loop nest pays ({meta['date']})", "",
              f"Reproduce: `.venv/bin/python {meta['command']}`", "",
-             f"CPU: {meta['host_cpu'] or meta['cpu']}; {args.threads} threads ({runtime}) "
+             f"CPU: {meta['cpu']} ({meta['host']['key']}); {args.threads} threads ({runtime}) "
              "against 1; "
              f"median of {args.rounds} interleaved rounds of {args.calls} calls; load average "
              f"(1/5/15 min) at start {load[:3]}, at end {load[3:]} (a machine shared "

@@ -96,6 +96,8 @@ REPO = HERE.parent.parent
 RESULTS = REPO / "bench" / "results"
 sys.path.insert(0, str(HERE.parent))
 import mdsections  # noqa: E402  (bench/mdsections.py: sections replaced, the rest kept)
+from hostinfo import cpu_name as _cpu_name  # noqa: E402  (bench/hostinfo.py)
+from hostinfo import host as _host  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -598,29 +600,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _host() -> dict:
-    """The CPU, as /proc/cpuinfo and LLVM name it, with a key for results."""
-    info = {"vendor": "", "family": "", "model": ""}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            key, value = key.strip(), value.strip()
-            if key == "vendor_id" and not info["vendor"]:
-                info["vendor"] = value
-            elif key == "cpu family" and not info["family"]:
-                info["family"] = value
-            elif key == "model" and not info["model"]:
-                info["model"] = value
-    except OSError:
-        pass
-    from llvmaccel.target import host
-
-    info["llvm_cpu"] = host().cpu
-    info["key"] = "-".join(filter(None, [info["vendor"].lower(), info["family"], info["model"],
-                                         info["llvm_cpu"]])) or platform.machine()
-    return info
-
-
 def _merge_host(path: Path, meta: dict, results: list[dict]) -> dict:
     """The results file's hosts with this run's figures in place: earlier
     hosts are kept, and on this host only the models this run measured (with
@@ -668,16 +647,6 @@ def _markdown_hosts(hosts: dict) -> str:
     for key, entry in hosts.items():
         parts.append(_markdown_host(key, entry))
     return "\n".join(parts)
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def _markdown(meta: dict, results: list[dict]) -> str:
