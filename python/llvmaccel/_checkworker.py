@@ -712,7 +712,7 @@ def _execute(prepared: _Prepared) -> None:
             for k, n in enumerate(chunk):
                 with _Timed("compare"):
                     found = _compare(layout, obs[k], oas[k], b_bufs[k], a_bufs[k], ulps)
-                found, note = _confirmed(prepared, n, found, 0, len(chunk) > 1)
+                found, note = _confirmed(prepared, n, found, 0, len(chunk) > 1, a_bufs[k])
                 if _tally(prepared, n, made[k], found, obs[k], counts, note):
                     stop = True
                     break
@@ -766,7 +766,7 @@ def _run_group(group: list[_Prepared]) -> None:
             for k, n in enumerate(p.numbers):
                 with _Timed("compare"):
                     found = _compare(p.layout, obs[k], oas[k], b_bufs[k], a_bufs[k], ulps)
-                found, note = _confirmed(p, n, found, len(group) - 1)
+                found, note = _confirmed(p, n, found, len(group) - 1, True, a_bufs[k])
                 if _tally(p, n, made[g][k], found, obs[k], counts, note):
                     break
             _emit({"event": "done", "counts": counts})
@@ -791,27 +791,39 @@ _UNDEFINED = "undefined"
 
 
 def _confirmed(p: _Prepared, n: int, found: tuple[str, str] | None, others: int,
-               batch: bool = True) -> tuple[tuple[str, str] | None, str]:
+               batch: bool = True, after_bufs: GuardedBuffers | None = None,
+               ) -> tuple[tuple[str, str] | None, str]:
     """A finding of case ``n``, checked: (the finding to report, a note for
     its detail), or (None, ``"undefined"``) when the original itself does not
     behave the same on this case every time.
 
-    Made in a child that ran other cases before it (``batch``: of this job;
-    ``others``: of other jobs), the case runs again alone (:func:`_alone`):
-    the lone run's finding when it shows one, else the shared run's with a
-    note that the case alone agreed. Then the original runs the case
-    :data:`ORIGINAL_RUNS` times more, each in a child of its own: if it
-    faults, crashes or hangs in one of them, or its results differ between
-    them, the case is undefined in the original (as one where the original
-    faulted the first time) and not compared. The MLIR async programs' error
-    paths fault now and then in the original program (2-5 of 25 runs of 16
-    cases with the verify pipeline alone): those are not findings of a pass.
-    A pass's fault on an input the original always runs is still one."""
+    First the original runs on the very buffers the transformed version ran
+    on (``after_bufs``, refilled with the case; :func:`_original_moves`): an
+    original that reads or writes outside its buffers may run to completion
+    on one placement of them and fault on another (a gather whose index is
+    out of range reads some 16 GiB past its table, mapped or not), and the
+    transformed version, given other addresses than the original, would take
+    the blame. Made in a child that ran other cases before it (``batch``: of
+    this job; ``others``: of other jobs), the case runs again alone
+    (:func:`_alone`): the lone run's finding when it shows one, else the
+    shared run's with a note that the case alone agreed. Then the original
+    runs the case :data:`ORIGINAL_RUNS` times more, each in a child of its
+    own: if it faults, crashes or hangs in one of them, or its results differ
+    between them, the case is undefined in the original (as one where the
+    original faulted the first time) and not compared. The MLIR async
+    programs' error paths fault now and then in the original program (2-5 of
+    25 runs of 16 cases with the verify pipeline alone): those are not
+    findings of a pass. A pass's fault on an input the original always runs,
+    wherever its buffers are, is still one."""
     if not found:
         return found, ""
+    if after_bufs is not None and _original_moves(p, n, after_bufs):
+        return None, _UNDEFINED
     note = ""
     if others or batch:
-        alone = _alone(p, n)
+        alone, moves = _alone(p, n)
+        if moves:
+            return None, _UNDEFINED
         if alone is not None:
             found = alone
         else:
@@ -850,20 +862,44 @@ def _original_varies(p: _Prepared, n: int) -> bool:
             first.close()
 
 
-def _alone(p: _Prepared, n: int) -> tuple[str, str] | None:
+def _original_moves(p: _Prepared, n: int, bufs: GuardedBuffers) -> bool:
+    """True when the original, run on case ``n`` in ``bufs`` (the buffers
+    another run had, refilled with the case), does not run to completion or
+    gives other results than on buffers of its own: what it does depends on
+    where its buffers are, so it reads or writes outside them."""
+    with _Timed("confirm"):
+        case = make_case(p.layout, p.job.get("seed", 0), n)
+        timeout = p.job.get("timeout", 2.0)
+        own = GuardedBuffers(p.layout, case)
+        try:
+            ref = _run_batch(p.kb, p.layout, [case], [own], timeout)[0]
+            bufs.refill(case)
+            there = _run_batch(p.kb, p.layout, [case], [bufs], timeout)[0]
+            return (ref.kind != "ok" or there.kind != "ok"
+                    or _compare(p.layout, ref, there, own, bufs, p.job.get("ulps", 16))
+                    is not None)
+        finally:
+            own.close()
+
+
+def _alone(p: _Prepared, n: int) -> tuple[tuple[str, str] | None, bool]:
     """Case ``n`` of a prepared job again, before and after each in a child of
-    its own on fresh buffers: the finding it gives, or None when they agree."""
+    its own on fresh buffers: the finding it gives (None when they agree),
+    and whether the original, on the buffers the transformed version had,
+    behaves otherwise than on its own (:func:`_original_moves`)."""
     with _Timed("confirm"):
         case = make_case(p.layout, p.job.get("seed", 0), n)
         b, a = GuardedBuffers(p.layout, case), GuardedBuffers(p.layout, case)
-        try:
+    try:
+        with _Timed("confirm"):
             timeout = p.job.get("timeout", 2.0)
             ob = _run_batch(p.kb, p.layout, [case], [b], timeout)[0]
             oa = _run_batch(p.ka, p.layout, [case], [a], timeout)[0]
-            return _compare(p.layout, ob, oa, b, a, p.job.get("ulps", 16))
-        finally:
-            b.close()
-            a.close()
+            found = _compare(p.layout, ob, oa, b, a, p.job.get("ulps", 16))
+        return found, found is not None and _original_moves(p, n, a)
+    finally:
+        b.close()
+        a.close()
 
 
 def _profiled_main(argv: list[str]) -> int:

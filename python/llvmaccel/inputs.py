@@ -418,6 +418,14 @@ _POOL_LIMIT = 256 << 20
 _POOLED = [0]
 
 
+def _zero_around(base: int, start: int, size: int, guard: int) -> None:
+    """Zeroes a mapping's data pages (from ``base``'s leading guard page to
+    the trailing one at ``guard``) but for the buffer of ``size`` bytes at
+    ``start``, as they are in a new mapping."""
+    ctypes.memset(base + _PAGE, 0, start - base - _PAGE)
+    ctypes.memset(start + size, 0, guard - start - size)
+
+
 class GuardedBuffers:
     """Shared memory for one run: every buffer ends right before a PROT_NONE page.
 
@@ -444,15 +452,25 @@ class GuardedBuffers:
                 _libc.mprotect(base, _PAGE, _PROT_NONE)
                 _libc.mprotect(base + (data_pages + 1) * _PAGE, _PAGE, _PROT_NONE)
             start = base + (data_pages + 1) * _PAGE - span
-            if not fresh:  # zero what is not the buffer, as in a new mapping
-                ctypes.memset(base + _PAGE, 0, start - base - _PAGE)
-                ctypes.memset(start + slot.bytes, 0, span - slot.bytes)
-            ctypes.memmove(start, case.buffers[slot.param.index], slot.bytes)
             self.addresses[slot.param.index] = start
             self.sizes[slot.param.index] = slot.bytes
+            if not fresh:
+                _zero_around(base, start, slot.bytes, base + total - _PAGE)
+            ctypes.memmove(start, case.buffers[slot.param.index], slot.bytes)
         self.result, fresh = self._map(_PAGE)
         if not fresh:
             ctypes.memset(self.result, 0, _PAGE)
+
+    def refill(self, case: Case) -> None:
+        """Puts ``case``'s contents back into these buffers, at the same
+        addresses, as a new :class:`GuardedBuffers` of the case would have
+        them (to run another version of a function on the very addresses a
+        run before it had)."""
+        for (base, total), (index, start) in zip(self._maps[:-1], self.addresses.items(),
+                                                 strict=True):
+            _zero_around(base, start, self.sizes[index], base + total - _PAGE)
+            ctypes.memmove(start, case.buffers[index], self.sizes[index])
+        ctypes.memset(self.result, 0, _PAGE)
 
     def _map(self, size: int) -> tuple[int, bool]:
         """A mapping of ``size`` bytes: (address, True when new)."""
