@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export LLVMACCEL_LLVM_VERSION := $(LLVM)
 LIT_RELEASES := lit-19 lit-20 lit-21 lit-22 lit-23
 
-.PHONY: setup demo test test-lit test-py lint clean test-sanitized fuzz-ci $(LIT_RELEASES)
+.PHONY: setup cross demo test test-lit test-py lint clean test-sanitized fuzz-ci $(LIT_RELEASES)
 
 # `make test SANITIZE=address,undefined`: the plugin and the Python extension
 # built with those sanitizers (build/llvm-NN-san, build/py-san-site), then lit,
@@ -33,8 +33,13 @@ setup:
 demo: setup
 	$(BIN)/llvmaccel demo
 
+# The cross-target tests (llvmaccel check --targets, llvmaccel.crossrun) run
+# AArch64 and RISC-V programs under qemu-user.
+cross:
+	./scripts/setup.sh --cross
+
 ifeq ($(SANITIZE),)
-test: setup
+test: setup cross
 	$(MAKE) --no-print-directory lint test-lit test-py
 else
 test: setup

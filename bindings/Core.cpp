@@ -30,6 +30,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
@@ -604,6 +605,43 @@ Status passCatalog(std::string &Out) {
 std::string llvmVersion() { return LLVM_VERSION_STRING; }
 std::string hostCPU() { return sys::getHostCPUName().str(); }
 
+namespace {
+/// Fills \p Out's register widths and caches from TTI on an empty function
+/// of \p TM (TTI answers per function, with its attributes in force).
+void describeRegisters(TargetMachine &TM, HostInfo &Out) {
+  LLVMContext Ctx;
+  Module M("target-info", Ctx);
+  M.setDataLayout(TM.createDataLayout());
+  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                                 GlobalValue::ExternalLinkage, "f", M);
+  F->addFnAttr("target-cpu", Out.CPU);
+  F->addFnAttr("target-features", TM.getTargetFeatureString());
+  TargetTransformInfo TTI = TM.getTargetTransformInfo(*F);
+  Out.VectorBits = unsigned(
+      TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue());
+  Out.VectorRegisters =
+      TTI.getNumberOfRegisters(TTI.getRegisterClassForType(/*Vector=*/true));
+  // The same function asking for 512-bit vectors ("prefer-vector-width", as
+  // clang's -mprefer-vector-width=512 sets it): the width a kernel gets when
+  // it carries that attribute.
+  Function *Wide = Function::Create(F->getFunctionType(),
+                                    GlobalValue::ExternalLinkage, "wide", M);
+  Wide->copyAttributesFrom(F);
+  Wide->addFnAttr("prefer-vector-width", "512");
+  TargetTransformInfo WideTTI = TM.getTargetTransformInfo(*Wide);
+  Out.WidestVectorBits = std::max(
+      Out.VectorBits,
+      unsigned(
+          WideTTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+              .getFixedValue()));
+  if (auto L1 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L1D))
+    Out.L1DBytes = *L1;
+  if (auto L2 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L2D))
+    Out.L2DBytes = *L2;
+}
+} // namespace
+
 Status hostInfo(HostInfo &Out) {
   initializeLLVM();
   auto JTMB = orc::JITTargetMachineBuilder::detectHost();
@@ -618,38 +656,41 @@ Status hostInfo(HostInfo &Out) {
     if (Feature.second)
       Out.Features.push_back(Feature.first().str());
   std::sort(Out.Features.begin(), Out.Features.end());
-  // TTI answers per function, with the function's attributes in force: ask
-  // for an empty function compiled as the JIT compiles kernels.
-  LLVMContext Ctx;
-  Module M("host-info", Ctx);
-  M.setDataLayout((*TM)->createDataLayout());
-  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
-                                 GlobalValue::ExternalLinkage, "f", M);
-  F->addFnAttr("target-cpu", Out.CPU);
-  F->addFnAttr("target-features", (*TM)->getTargetFeatureString());
-  TargetTransformInfo TTI = (*TM)->getTargetTransformInfo(*F);
-  Out.VectorBits = unsigned(
-      TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
-          .getFixedValue());
-  Out.VectorRegisters =
-      TTI.getNumberOfRegisters(TTI.getRegisterClassForType(/*Vector=*/true));
-  // The same function asking for 512-bit vectors ("prefer-vector-width", as
-  // clang's -mprefer-vector-width=512 sets it): the width a kernel gets when
-  // it carries that attribute.
-  Function *Wide = Function::Create(F->getFunctionType(),
-                                    GlobalValue::ExternalLinkage, "wide", M);
-  Wide->copyAttributesFrom(F);
-  Wide->addFnAttr("prefer-vector-width", "512");
-  TargetTransformInfo WideTTI = (*TM)->getTargetTransformInfo(*Wide);
-  Out.WidestVectorBits = std::max(
-      Out.VectorBits,
-      unsigned(
-          WideTTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
-              .getFixedValue()));
-  if (auto L1 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L1D))
-    Out.L1DBytes = *L1;
-  if (auto L2 = TTI.getCacheSize(TargetTransformInfo::CacheLevel::L2D))
-    Out.L2DBytes = *L2;
+  describeRegisters(**TM, Out);
+  return Status();
+}
+
+Status targetInfo(const std::string &TripleStr, const std::string &CPU,
+                  const std::string &Features, HostInfo &Out) {
+  initializeLLVM();
+  Triple TT(Triple::normalize(TripleStr));
+  std::string Err;
+  const Target *T = accel::lookupTarget(TT, Err);
+  if (!T)
+    return Status::error(Status::PipelineError,
+                         "unknown target triple '" + TripleStr + "': " + Err);
+  // Asked of the target's generic subtarget first: LLVM prints a warning
+  // of its own for a CPU it does not know.
+  std::unique_ptr<MCSubtargetInfo> Generic =
+      accel::createSubtargetInfo(*T, TT, "", "");
+  if (!Generic || (!CPU.empty() && !Generic->isCPUStringValid(CPU)))
+    return Status::error(Status::PipelineError, "'" + CPU +
+                                                    "' is not a CPU of " +
+                                                    TT.getArchName().str());
+  std::unique_ptr<MCSubtargetInfo> STI =
+      accel::createSubtargetInfo(*T, TT, CPU, Features);
+  std::unique_ptr<TargetMachine> TM(
+      accel::createTargetMachine(*T, TT, CPU, Features));
+  if (!TM)
+    return Status::error(Status::PipelineError,
+                         "no target machine for '" + TripleStr + "'");
+  Out.Triple = TT.str();
+  Out.CPU = CPU;
+  for (const SubtargetFeatureKV &KV : STI->getAllProcessorFeatures())
+    if (STI->getFeatureBits().test(KV.Value))
+      Out.Features.push_back(KV.Key);
+  std::sort(Out.Features.begin(), Out.Features.end());
+  describeRegisters(*TM, Out);
   return Status();
 }
 

@@ -103,6 +103,11 @@ struct HostInfo {
   unsigned L1DBytes = 0, L2DBytes = 0;
 };
 Status hostInfo(HostInfo &Out);
+/// The same facts for another machine: \p Triple with \p CPU (LLVM's names,
+/// "neoverse-v1") and extra \p Features ("+sve,-bf16"), as TTI describes a
+/// function compiled for it (the target must be built into this LLVM).
+Status targetInfo(const std::string &Triple, const std::string &CPU,
+                  const std::string &Features, HostInfo &Out);
 /// Whether \p VectorLibrary ("libmvec") has a vector variant of the scalar
 /// function or intrinsic \p Name for the host: of \p Lanes lanes, or of any
 /// width when \p Lanes is 0.

@@ -263,14 +263,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("module"), py::arg("pipeline"), py::arg("remark_filter"),
       py::arg("auto_passes"), py::arg("vector_library") = "",
       py::arg("perf_map") = false, py::arg("perf_label") = "");
-  m.def("host_info", []() {
-    HostInfo Info;
-    Status S;
-    {
-      py::gil_scoped_release NoGIL;
-      S = hostInfo(Info);
-    }
-    check(S);
+  auto InfoDict = [](const HostInfo &Info) {
     py::dict D;
     D["triple"] = Info.Triple;
     D["cpu"] = Info.CPU;
@@ -281,7 +274,31 @@ PYBIND11_MODULE(_core, m) {
     D["l1d_bytes"] = Info.L1DBytes;
     D["l2_bytes"] = Info.L2DBytes;
     return D;
+  };
+  m.def("host_info", [InfoDict]() {
+    HostInfo Info;
+    Status S;
+    {
+      py::gil_scoped_release NoGIL;
+      S = hostInfo(Info);
+    }
+    check(S);
+    return InfoDict(Info);
   });
+  m.def(
+      "target_info",
+      [InfoDict](const std::string &Triple, const std::string &CPU,
+                 const std::string &Features) {
+        HostInfo Info;
+        Status S;
+        {
+          py::gil_scoped_release NoGIL;
+          S = targetInfo(Triple, CPU, Features, Info);
+        }
+        check(S);
+        return InfoDict(Info);
+      },
+      py::arg("triple"), py::arg("cpu"), py::arg("features") = "");
   m.def("vector_library_has", &vectorLibraryHas, py::arg("vector_library"),
         py::arg("name"), py::arg("lanes") = 0);
 

@@ -292,6 +292,59 @@ def kernel_label(graph: Graph, function: str) -> str:
     return function + kernel_ops(graph)
 
 
+def bind_inputs(graph: Graph, kernel: Kernel, inputs: tuple,
+                symbols: dict[str, int] | None = None) -> dict[str, int]:
+    """Checks ``inputs`` (arrays or tensors) against the inputs of ``graph``'s
+    ``kernel`` and returns the values of its size symbols (bound from input
+    dims that are a bare symbol, and from ``symbols``).
+
+    Raises:
+        TypeError: the wrong number of inputs or a wrong dtype.
+        ValueError: a shape that does not match, an unbound symbol, or a size
+            that breaks a fact the graph was compiled for.
+    """
+    nodes = [graph.nodes[i] for i in kernel.inputs]
+    if len(inputs) != len(nodes):
+        raise TypeError(f"expected {len(nodes)} inputs, got {len(inputs)}")
+    env: dict[str, int] = {k: int(v) for k, v in (symbols or {}).items()}
+    deferred = []
+    for k, (x, node) in enumerate(zip(inputs, nodes, strict=False)):
+        dt = _dtype_of(x, k)
+        if dt is not node.dtype:
+            raise TypeError(f"input {k}: expected dtype {node.dtype.numpy}, "
+                            f"got {dt.numpy}")
+        shape = tuple(x.shape)
+        if len(shape) != node.rank:
+            raise ValueError(f"input {k}: expected rank {node.rank}, got shape {shape}")
+        for d, size in zip(node.shape, shape, strict=False):
+            if isinstance(d, SymExpr) and d.op == "sym":
+                name = d.args[0]
+                if name in env and env[name] != size:
+                    raise ValueError(f"input {k}: size {size} conflicts with "
+                                     f"{name}={env[name]} bound earlier")
+                env[name] = int(size)
+            else:
+                deferred.append((k, d, size, shape))
+    for k, d, size, shape in deferred:
+        if dim_eval(d, env) != size:
+            raise ValueError(f"input {k}: shape {shape} does not match the compiled "
+                             f"graph ({', '.join(str(s) for s in nodes[k].shape)})")
+    for s in kernel.symbols:
+        if s not in env:
+            raise ValueError(f"size symbol {s!r} is not bound by the inputs; pass "
+                             "symbols={...}")
+    # The kernel assumes these facts (shape anchors): a call that breaks
+    # one must not reach it.
+    for s, (lo, hi, m) in graph.symbol_facts.items():
+        v = env.get(s)
+        if v is None:
+            continue
+        if (lo is not None and v < lo) or (hi is not None and v > hi) or v % m:
+            raise ValueError(f"size {s}={v} breaks what the graph was compiled for "
+                             f"(in [{lo}, {hi}], a multiple of {m})")
+    return env
+
+
 class CompiledGraph:
     """A graph compiled to machine code; call it with arrays or tensors.
 
@@ -348,45 +401,7 @@ class CompiledGraph:
 
     def bind(self, inputs: tuple, symbols: dict[str, int] | None = None) -> dict[str, int]:
         """Checks ``inputs`` against the graph and returns the symbol values."""
-        if len(inputs) != len(self._inputs):
-            raise TypeError(f"expected {len(self._inputs)} inputs, got {len(inputs)}")
-        env: dict[str, int] = {k: int(v) for k, v in (symbols or {}).items()}
-        deferred = []
-        for k, (x, node) in enumerate(zip(inputs, self._inputs, strict=False)):
-            dt = _dtype_of(x, k)
-            if dt is not node.dtype:
-                raise TypeError(f"input {k}: expected dtype {node.dtype.numpy}, "
-                                f"got {dt.numpy}")
-            shape = tuple(x.shape)
-            if len(shape) != node.rank:
-                raise ValueError(f"input {k}: expected rank {node.rank}, got shape {shape}")
-            for d, size in zip(node.shape, shape, strict=False):
-                if isinstance(d, SymExpr) and d.op == "sym":
-                    name = d.args[0]
-                    if name in env and env[name] != size:
-                        raise ValueError(f"input {k}: size {size} conflicts with "
-                                         f"{name}={env[name]} bound earlier")
-                    env[name] = int(size)
-                else:
-                    deferred.append((k, d, size, shape))
-        for k, d, size, shape in deferred:
-            if dim_eval(d, env) != size:
-                raise ValueError(f"input {k}: shape {shape} does not match the compiled "
-                                 f"graph ({', '.join(str(s) for s in self._inputs[k].shape)})")
-        for s in self.kernel.symbols:
-            if s not in env:
-                raise ValueError(f"size symbol {s!r} is not bound by the inputs; pass "
-                                 "symbols={...}")
-        # The kernel assumes these facts (shape anchors): a call that breaks
-        # one must not reach it.
-        for s, (lo, hi, m) in self.graph.symbol_facts.items():
-            v = env.get(s)
-            if v is None:
-                continue
-            if (lo is not None and v < lo) or (hi is not None and v > hi) or v % m:
-                raise ValueError(f"size {s}={v} breaks what the graph was compiled for "
-                                 f"(in [{lo}, {hi}], a multiple of {m})")
-        return env
+        return bind_inputs(self.graph, self.kernel, inputs, symbols)
 
     @property
     def label(self) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ._native import core
 
-__all__ = ["TargetInfo", "host"]
+__all__ = ["TargetInfo", "host", "named"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,10 @@ class TargetInfo:
         l1d_bytes: The level-1 data cache, in bytes, as TTI reports it
             (``getCacheSize``; 0 where the target says nothing).
         l2_bytes: The level-2 cache, in bytes, likewise.
+        vector_math: For a target other than this machine, the vector math
+            variants its C library has (``_ZGVnN4v_expf``...); None: glibc's
+            full list (:mod:`llvmaccel.vecmath`). This machine's library is
+            asked directly.
     """
 
     triple: str
@@ -53,6 +57,7 @@ class TargetInfo:
     tuning_vector_bits: int = 0
     l1d_bytes: int = 0
     l2_bytes: int = 0
+    vector_math: frozenset[str] | None = None
 
     def function_attributes(self) -> str:
         """The IR function attributes a kernel needs for LLVM to use
@@ -77,6 +82,25 @@ class TargetInfo:
 def host() -> TargetInfo:
     """This machine, as LLVM's host detection and TargetTransformInfo see it."""
     info = core.host_info()
+    tuning = int(info["vector_bits"])
+    return TargetInfo(info["triple"], info["cpu"], frozenset(info["features"]),
+                      max(tuning, int(info["widest_vector_bits"])),
+                      int(info["vector_registers"]), tuning,
+                      int(info.get("l1d_bytes", 0)), int(info.get("l2_bytes", 0)))
+
+
+@functools.cache
+def named(triple: str, cpu: str, features: str = "") -> TargetInfo:
+    """Another machine, as TargetTransformInfo sees a function compiled for
+    it: ``triple`` (``"aarch64-unknown-linux-gnu"``) with LLVM's ``cpu``
+    name (``"neoverse-v1"``) and extra ``features`` (``"+sve,-bf16"``), to
+    generate code for a target other than this one
+    (:func:`llvmaccel.codegen.generate`'s ``target``).
+
+    Raises:
+        PipelineError: this LLVM has no such target, or no such CPU for it.
+    """
+    info = core.target_info(triple, cpu, features)
     tuning = int(info["vector_bits"])
     return TargetInfo(info["triple"], info["cpu"], frozenset(info["features"]),
                       max(tuning, int(info["widest_vector_bits"])),

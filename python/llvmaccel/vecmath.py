@@ -83,6 +83,8 @@ def _isas(target: TargetInfo) -> list[tuple[str, int]]:
 
 def _exists(symbol: str, name: str, target: TargetInfo, host: bool) -> bool:
     if not host:
+        if target.vector_math is not None:
+            return symbol in target.vector_math
         return name in _GLIBC_FUNCTIONS
     lib = load()
     if lib is None:
@@ -100,7 +102,8 @@ def variants(name: str, bits: int, nargs: int, target: TargetInfo,
     """Every vector variant of libm's ``name`` (``"tanh"``; the ``f`` suffix
     is added for 32-bit floats) with ``nargs`` vector arguments that
     ``target`` can run, narrowest first; empty when there is none. With
-    ``host``, only variants the loaded library has (else glibc's list)."""
+    ``host``, only variants the loaded library has (else the target's
+    :attr:`~llvmaccel.target.TargetInfo.vector_math`, or glibc's list)."""
     if bits not in (32, 64) or (host and load() is None):
         return ()
     out = []

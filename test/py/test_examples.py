@@ -192,3 +192,12 @@ def test_inter_op_example():
     _needs("jax")
     out = _run([sys.executable, str(EXAMPLES / "inter_op.py")])
     assert "inter-op examples: ok" in out.stdout
+
+
+def test_cross_target_example():
+    _needs("jax")
+    from llvmaccel import crossrun
+    if crossrun.available("aarch64"):
+        pytest.skip(f"aarch64: {crossrun.available('aarch64')} (scripts/setup.sh --cross)")
+    out = _run([sys.executable, str(EXAMPLES / "cross_target.py")])
+    assert "neoverse-v1: 128-bit vectors, same results" in out.stdout
