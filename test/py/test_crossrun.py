@@ -144,6 +144,35 @@ def test_kernels_are_generated_from_the_targets_own_facts():
     assert ("_ZGVnN4v_tanhf" in math.kernel.ir) == ("_ZGVnN4v_tanhf" in variants)
 
 
+@needs_aarch64
+@pytest.mark.parametrize("cpu", ["neoverse-n1", "neoverse-v2"])
+def test_aarch64_tiles_take_a_from_lanes_of_a_vector(cpu):
+    """On AArch64 a tile loads W elements of A's row at a time and multiplies
+    by its lanes (FMLA by element), the last k % W k-steps by broadcasts:
+    every depth around the lane count and the panel depth, f32 and f64, A
+    read along k or transposed (broadcasts only), against this host's JIT."""
+    from llvmaccel.codegen import _matmul_tiling
+    target = named("aarch64-unknown-linux-gnu", cpu)
+    for dt, npdt in ((DType.f32, np.float32), (DType.f64, np.float64)):
+        vw, _, kc = _matmul_tiling(dt, 2, target)
+        for ta in (False, True):
+            g = Graph()
+            a = g.input("a", (Sym("k"), 21) if ta else (21, Sym("k")), dt)
+            b = g.input("b", (Sym("k"), 3 * vw + 1), dt)
+            g.set_outputs([g.matmul(g.permute(a, (1, 0)) if ta else a, b)])
+            program = crossrun.compile_for(g, "aarch64", cpu)
+            lane = f"<{vw} x i32> <{', '.join(['i32 1'] * vw)}>"
+            assert (lane in program.kernel.ir) != ta
+            for k in (1, vw - 1, vw, vw + 1, 2 * vw + 3, kc - 1, kc + vw + 1):
+                x = _f((k, 21) if ta else (21, k), npdt)
+                y = _f((k, 3 * vw + 1), npdt)
+                (got,) = program.run(x, y)
+                (want,) = compiler.compile_graph(g)(x, y)
+                np.testing.assert_allclose(got, want, rtol=1e-5 if dt is DType.f32 else 1e-12,
+                                           atol=1e-5 if dt is DType.f32 else 1e-12,
+                                           err_msg=f"{dt} ta={ta} k={k}")
+
+
 def test_named_targets_and_their_errors():
     """llvmaccel.target.named asks LLVM: an unknown triple or CPU is a
     PipelineError, not a guess."""

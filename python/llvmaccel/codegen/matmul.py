@@ -749,9 +749,13 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
     def mm_tile_k(self, mm: _Matmul, accs: list[list[str]], panel: str | None, i0: str,
                   rows: int, nv: int, pc: str, kc: str, j0: str) -> None:
         """The k-block ``[pc, pc + kc)`` of a register tile, one fused
-        multiply-add per element of A and vector of B."""
+        multiply-add per element of A and vector of B. Where the target
+        multiplies by a lane of a register (:func:`a_lanes`), A's rows are
+        loaded W elements at a time and each lane feeds one k-step; the
+        last ``kc % W`` k-steps broadcast A's elements one by one."""
         nr = mm.nrv * mm.vw
-        with self.loop(kc, hint="k") as k:
+
+        def k_step(k: str, a_of: Callable[[int], str]) -> None:
             kk = self.iadd(pc, k)
             if panel is None:
                 bv = [self.vload(mm, mm.bb.param,
@@ -761,10 +765,35 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
                 brow = self.imul(k, str(nr))
                 bv = [self.vload(mm, panel, self.iadd(brow, str(q * mm.vw))) for q in range(nv)]
             for r in range(rows):
-                av = self.splat(mm, self.load(mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk)))
+                av = a_of(r)
                 for q in range(nv):
                     acc = self.op(f"load {mm.vt}, ptr {accs[r][q]}", "a")
                     self.line(f"store {mm.vt} {self.vfma(mm, av, bv[q], acc)}, ptr {accs[r][q]}")
+
+        def a_element(k: str) -> Callable[[int], str]:
+            kk = self.iadd(pc, k)
+            return lambda r: self.splat(mm, self.load(
+                mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk)))
+
+        def a_lane(arows: list[str], u: int) -> Callable[[int], str]:
+            mask = ", ".join([f"i32 {u}"] * mm.vw)
+            return lambda r: self.op(f"shufflevector {mm.vt} {arows[r]}, {mm.vt} poison, "
+                                     f"<{mm.vw} x i32> <{mask}>", "s")
+
+        lanes = a_lanes(mm, self.target)
+        start = "0"
+        if lanes:
+            groups = self.op(f"udiv i64 {kc}, {lanes}", "i")
+            with self.loop(groups, hint="kg") as g:
+                k0 = self.imul(g, str(lanes))
+                kk = self.iadd(pc, k0)
+                arows = [self.dot_vload(mm, mm.ba, self.addr_a(mm, self.iadd(i0, str(r)), kk))
+                         for r in range(rows)]
+                for u in range(lanes):
+                    k_step(self.iadd(k0, str(u)), a_lane(arows, u))
+            start = self.imul(groups, str(lanes))
+        with self.loop(kc, start=start, hint="k") as k:
+            k_step(k, a_element(k))
 
     def mm_dot(self, mm: _Matmul) -> None:
         """Dot products vectorized along ``k`` (A and B both contiguous
@@ -1003,6 +1032,24 @@ def _strided_batch(a_batch: tuple, b_batch: tuple, batch: tuple, m: object, n: o
         return False
     count = shape_numel(batch)
     return all(count * x * y <= blas.INT32_MAX for x, y in ((m, k), (k, n), (m, n)))  # type: ignore[operator]
+
+
+def a_lanes(mm: _Matmul, target: TargetInfo) -> int:
+    """Elements of a row of A that one vector load gives a register tile's
+    k-steps (each lane the multiplier of one k-step's multiply-adds), or 0:
+    each element broadcast on its own. AArch64's FMLA (by element) takes
+    its multiplier from a lane of a register, so one load of W elements of
+    A's row feeds W k-steps of the tile where a broadcast costs a load (and
+    on Neoverse N1 two micro-ops) per element and k-step: in LLVM's
+    scheduling models the 8 x 2 tile's k-step of 16 FMLAs issues in 5.7
+    cycles on Neoverse V2 (4 FP pipes: 4 at best) and 13.7 on N1 (2 pipes:
+    8), its A loads and their micro-ops the bottleneck. x86's FMAs take a
+    broadcast from memory (AVX-512) or broadcast in the load port (AVX2):
+    they keep the broadcasts. A must be read along k (not transposed) in
+    elements of the kernel's type."""
+    if target.arch not in ("aarch64", "arm64") or mm.ta or mm.dot2 or mm.vw < 2:
+        return 0
+    return mm.vw
 
 
 def tile_vectors(n: object, vw: int, target: TargetInfo) -> int:

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The matmul kernel's inner loop on CPUs this machine is not, in LLVM's
+scheduling models: ``llvm-mca`` cycles per k-step of a register tile.
+
+For each CPU the kernel of a square f32 / f64 product is generated for that
+CPU (``llvmaccel.crossrun``: its TTI, the JIT's pipeline), compiled by
+``llc -mcpu``, and the innermost loop with the most FMAs is handed to
+``llvm-mca`` (200 iterations). Two variants in the same run: A's elements
+broadcast one by one (``a_lanes`` off) and A's rows loaded W elements at a
+time with FMLA by element (the AArch64 default). These are model figures,
+not measurements: they say where the loop's issue bottleneck is, not what a
+core sustains from cache (real AArch64 hardware is needed for that).
+
+Usage::
+
+    .venv/bin/python bench/gemm/mca.py                       # Neoverse N1, V1, V2
+    .venv/bin/python bench/gemm/mca.py --cpu aarch64:cortex-a76 --cpu x86_64:znver5
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from llvmaccel import crossrun  # noqa: E402
+from llvmaccel.codegen import matmul  # noqa: E402
+from llvmaccel.graph import DType, Graph  # noqa: E402
+from llvmaccel.reduce import find_llvm_tool  # noqa: E402
+
+FMA = re.compile(r"^\s+(fmla|vfmadd\w+)\s")
+
+
+def inner_loop(asm: str) -> tuple[str, int]:
+    """The innermost loop (an ``Inner Loop Header`` block up to its branch
+    back) with the most FMAs, and their count."""
+    lines = asm.splitlines()
+    best, count = "", 0
+    for i, line in enumerate(lines):
+        if "Inner Loop Header" not in line:
+            continue
+        label = next(lines[j] for j in range(i, -1, -1) if re.match(r"^\.?\w+:", lines[j]))
+        name = label.split(":")[0]
+        body = []
+        for line2 in lines[i + 1:]:
+            if re.match(r"^\s+\S", line2) and not line2.strip().startswith(("//", "#", ".")):
+                body.append(line2)
+            if name in line2 and re.match(r"^\s+(b\.|j)\w*\s", line2):
+                break
+        n = sum(bool(FMA.match(x)) for x in body)
+        if n > count:
+            best, count = "\n".join(body) + "\n", n
+    return best, count
+
+
+def cycles_per_fma(arch: str, cpu: str, dtype: DType, lanes: bool) -> tuple[float, int]:
+    """llvm-mca's cycles per FMA of the inner loop, and its FMAs."""
+    g = Graph()
+    a, b = g.input("a", (512, 512), dtype), g.input("b", (512, 512), dtype)
+    g.set_outputs([g.matmul(a, b)])
+    saved = matmul.a_lanes
+    if not lanes:
+        matmul.a_lanes = lambda mm, target: 0
+    try:
+        program = crossrun.compile_for(g, arch, cpu)
+    finally:
+        matmul.a_lanes = saved
+    triple = program.target.triple
+    asm = subprocess.run([find_llvm_tool("llc"), "-O3", f"-mtriple={triple}", f"-mcpu={cpu}",
+                          "-o", "-"], input=program.optimized_ir, capture_output=True,
+                         text=True, check=True).stdout
+    loop, fmas = inner_loop(asm)
+    out = subprocess.run([find_llvm_tool("llvm-mca"), f"-mtriple={triple}", f"-mcpu={cpu}",
+                          "-iterations=200"], input=loop, capture_output=True, text=True,
+                         check=True).stdout
+    total = int(re.search(r"Total Cycles:\s+(\d+)", out).group(1))
+    return total / 200 / fmas, fmas
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cpu", action="append", default=[],
+                   help="arch:cpu (default aarch64:neoverse-n1, -v1, -v2)")
+    args = p.parse_args()
+    cpus = [c.split(":", 1) for c in args.cpu] or [
+        ["aarch64", "neoverse-n1"], ["aarch64", "neoverse-v1"], ["aarch64", "neoverse-v2"]]
+    print(f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}, LLVM's "
+          f"scheduling models (llvm-mca), 512x512x512 product, inner loop of the tile")
+    print(f"Reproduce: `.venv/bin/python bench/gemm/mca.py "
+          f"{' '.join('--cpu ' + shlex.quote(a + ':' + c) for a, c in cpus)}`\n")
+    print("| CPU | dtype | FMAs in the loop (broadcasts / lanes) | cycles per FMA, broadcasts | "
+          "cycles per FMA, lanes of A | lanes vs broadcasts |")
+    print("|---|---|---:|---:|---:|---:|")
+    for arch, cpu in cpus:
+        for dtype in (DType.f32, DType.f64):
+            off, n_off = cycles_per_fma(arch, cpu, dtype, False)
+            on, n_on = cycles_per_fma(arch, cpu, dtype, True)
+            print(f"| {cpu} | {dtype.numpy} | {n_off} / {n_on} | {off:.3f} | {on:.3f} | "
+                  f"{off / on:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
