@@ -35,7 +35,7 @@ from llvmaccel.codegen import matmul  # noqa: E402
 from llvmaccel.graph import DType, Graph  # noqa: E402
 from llvmaccel.reduce import find_llvm_tool  # noqa: E402
 
-FMA = re.compile(r"^\s+(fmla|vfmadd\w+)\s")
+FMA = re.compile(r"^\s+(fmla|bfdot|vfmadd\w+|vdpbf16ps)\s")
 
 
 def inner_loop(asm: str) -> tuple[str, int]:

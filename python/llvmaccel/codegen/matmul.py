@@ -1046,7 +1046,10 @@ def a_lanes(mm: _Matmul, target: TargetInfo) -> int:
     8), its A loads and their micro-ops the bottleneck. x86's FMAs take a
     broadcast from memory (AVX-512) or broadcast in the load port (AVX2):
     they keep the broadcasts. A must be read along k (not transposed) in
-    elements of the kernel's type."""
+    elements of the kernel's type. (bf16 pairs keep theirs: LLVM 22 selects
+    BFDOT by element only for a lane of a register not loaded in the loop,
+    and copies a loaded one with a DUP first, as it does clang's own
+    ``vbfdotq_laneq_f32`` of loaded operands.)"""
     if target.arch not in ("aarch64", "arm64") or mm.ta or mm.dot2 or mm.vw < 2:
         return 0
     return mm.vw
