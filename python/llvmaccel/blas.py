@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime as dt
+import fcntl
 import functools
 import hashlib
 import json
@@ -666,17 +667,22 @@ def _write_cached(cal: Calibration) -> None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            data = json.loads(path.read_text())
-            if not isinstance(data, dict):
+        # Read, add, replace under a lock of the directory's: processes
+        # measuring at once (other thread counts, other float sizes) keep
+        # each other's entries.
+        with open(path.with_name(path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                data = json.loads(path.read_text())
+                if not isinstance(data, dict):
+                    data = {}
+            except (OSError, ValueError):
                 data = {}
-        except (OSError, ValueError):
-            data = {}
-        data[cal.key] = {"min_flops": cal.min_flops, "shapes": [list(s) for s in cal.shapes],
-                         "date": cal.date}
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+            data[cal.key] = {"min_flops": cal.min_flops,
+                             "shapes": [list(s) for s in cal.shapes], "date": cal.date}
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache: measured again by the next process
 
@@ -708,7 +714,7 @@ def _time_products(itemsize: int,
     microseconds over :data:`CALIBRATION_ROUNDS` rounds."""
     import numpy as np
 
-    from .compiler import compile_graph
+    from .compiler import compile_private
     from .graph import DType, Graph
 
     dtype = DType.f32 if itemsize == 4 else DType.f64
@@ -722,7 +728,7 @@ def _time_products(itemsize: int,
         b = rng.standard_normal((k, n)).astype(dtype.numpy)
         for forced in ("off", "always"):
             with _forced_mode(forced):
-                c = compile_graph(g)
+                c = compile_private(g)
             c(a, b)  # first call: pages touched, threads woken
             fns.append(lambda c=c, a=a, b=b: c(a, b))
         reps = max(1, (1 << 22) // (m * n * k))

@@ -607,20 +607,7 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
             graph is compiled sequentially; so is a graph without
             independent branches.
     """
-    pipeline = profiling.with_loop_timing(pipeline or DEFAULT_PIPELINE)
-    if auto is None:
-        auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
-    elif isinstance(auto, (list, tuple)) and all(isinstance(n, str) for n in auto):
-        auto = ",".join(auto) or "none"  # one text: the cache key is hashed
-    elif not isinstance(auto, str):
-        raise TypeError(f"auto must be None, 'all', 'none' or a list of pass names, "
-                        f"not {auto!r}")
-    parallel = interop.requested(inter_op)
-    key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
-           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
-           (blas.mode() + ":" + blas.library()) if blas.load() is not None else "off",
-           _blas_thresholds(graph), parallel,
-           matmul_bf16.enabled(), matmul_amx.enabled(), attention.enabled())
+    pipeline, key, parallel = _compile_key(graph, pipeline, auto, inter_op)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
@@ -638,6 +625,36 @@ def compile_graph(graph: Graph, pipeline: str | None = None,
             _cache[key] = compiled
             _stats.compilations += 1
         return compiled
+
+
+def _compile_key(graph: Graph, pipeline: str | None, auto: AutoPasses | None,
+                 inter_op: bool | None) -> tuple[str, tuple, bool]:
+    """The pipeline, the cache key and the inter-op choice of
+    :func:`compile_graph`'s arguments."""
+    pipeline = profiling.with_loop_timing(pipeline or DEFAULT_PIPELINE)
+    if auto is None:
+        auto = os.environ.get("LLVMACCEL_AUTO", "") or "all"
+    elif isinstance(auto, (list, tuple)) and all(isinstance(n, str) for n in auto):
+        auto = ",".join(auto) or "none"  # one text: the cache key is hashed
+    elif not isinstance(auto, str):
+        raise TypeError(f"auto must be None, 'all', 'none' or a list of pass names, "
+                        f"not {auto!r}")
+    parallel = interop.requested(inter_op)
+    key = (graph.fingerprint(), _signature(graph), pipeline, llvm_version(), _host_cpu(), auto,
+           _plugin_id(), vecmath.VECTOR_LIBRARY if vecmath.load() is not None else "",
+           (blas.mode() + ":" + blas.library()) if blas.load() is not None else "off",
+           _blas_thresholds(graph), parallel,
+           matmul_bf16.enabled(), matmul_amx.enabled(), attention.enabled())
+    return pipeline, key, parallel
+
+
+def compile_private(graph: Graph) -> CompiledGraph:
+    """``graph`` compiled as :func:`compile_graph` compiles it (the disk cache
+    included) but kept out of the process's cache of compiled graphs: for
+    llvmaccel's own measurements (:func:`llvmaccel.blas.calibrate`), whose
+    kernels a user's program never calls."""
+    pipeline, key, parallel = _compile_key(graph, None, None, None)
+    return _compile(graph, pipeline, key, parallel)
 
 
 def _inter_op_kernel(graph: Graph) -> tuple[Kernel, list[interop.Branch]] | None:
