@@ -260,6 +260,38 @@ def test_tile_width_by_registers():
     assert tile_vectors(256, 8, avx2) == 2 and tile_vectors(256, 4, neon) == 2
 
 
+def test_tile_rows_fill_the_registers():
+    """As many tile rows as leave registers for B's vectors and a broadcast
+    of A, at most 16 accumulators: 8 x 2 with 32 registers, 4 x 4 on
+    AVX-512's wide tiles, 6 x 2 with AVX2's 16 (12 accumulators, enough for
+    an FMA of 5 cycles on two pipes), 2 x 2 with 8."""
+    avx512 = dataclasses.replace(host(), vector_bits=512, vector_registers=32)
+    avx2 = dataclasses.replace(host(), vector_bits=256, vector_registers=16)
+    few = dataclasses.replace(host(), vector_bits=128, vector_registers=8)
+    assert codegen._matmul_tiling(DType.f32, 2, avx512)[1] == 8
+    assert codegen._matmul_tiling(DType.f32, 4, avx512)[1] == 4
+    assert codegen._matmul_tiling(DType.f32, 2, avx2)[1] == 6
+    assert codegen._matmul_tiling(DType.f64, 2, avx2)[1] == 6
+    assert codegen._matmul_tiling(DType.f32, 2, few)[1] == 2
+
+
+def test_six_row_tiles_and_every_rest_compute_the_same(monkeypatch):
+    """Tiles of 6 rows (16-register targets, generated for this host): every
+    rest of rows, 0 to 5, as tiles of 4, 2 and 1 rows, against numpy."""
+    avx2 = dataclasses.replace(host(), vector_bits=256, vector_registers=16)
+    monkeypatch.setattr(codegen.common, "default_target", lambda: avx2)
+    compiler.clear_memory_cache()
+    try:
+        for dt in (DType.f32, DType.f64):
+            vw, mr, nr, kc = _tiling(dt)
+            assert mr == 6
+            c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k")))
+            for m in range(2 * mr, 3 * mr):
+                _check(c, dt, m, nr + 3, kc + 5)
+    finally:
+        compiler.clear_memory_cache()
+
+
 def test_wide_tiles_compute_the_same(monkeypatch):
     """The four-vector tiles of AVX-512 targets, generated for this host
     (512-bit IR vectors, which LLVM splits where registers are narrower):

@@ -31,7 +31,8 @@ Stages inside :func:`generate`:
    accumulator's ``fadd`` is ``reassoc``, the only fast-math flag used),
    matmul (k-blocks of B packed
    into an L1-sized panel, register tiles of C of 8 rows x 2 vectors of the
-   host's width held in vector registers across a k-block, explicit
+   host's width (6 x 2 with 16 registers, 4 x 4 vectors on AVX-512 for wide
+   products) held in vector registers across a k-block, explicit
    ``<W x float>`` IR; transposed operands such as ``linear``'s weight read
    in place; dot products vectorized along k for N = 1 and N < W; a few
    rows of A times a large B contiguous along j, such as a decode step's

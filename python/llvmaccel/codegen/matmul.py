@@ -1,6 +1,7 @@
 """Matmul: k-blocks of B packed into an L1-sized panel, register tiles of C of
-up to 8 rows x 2 vectors of the target's width (4 x 4 on AVX-512-sized
-targets, :func:`tile_vectors`) held in vector registers
+up to 8 rows x 2 vectors of the target's width (6 x 2 with 16 registers, 4 x
+4 on AVX-512-sized targets, :func:`tile_vectors`, :func:`_matmul_tiling`)
+held in vector registers
 across a k-block (explicit ``<W x float>`` IR with ``llvm.fmuladd``),
 transposed operands read in place, a dot-product kernel vectorized along
 k for N = 1 and N < W, and for a few rows of A times a large B contiguous
@@ -39,6 +40,10 @@ _MATMUL_NR_VECTORS = 2
 # products keep two vectors.
 _MATMUL_WIDE_NR_VECTORS = 4
 _MATMUL_PANEL_BYTES = 32768
+# Accumulators of a register tile at most: more gained nothing where
+# measured (Zen 5, one and two threads: 6 x 4 against 4 x 4 tiles of 16
+# floats, 0.96-1.05x, the large products behind).
+_MATMUL_MAX_ACCUMULATORS = 16
 _MATMUL_DOT_TILE = (4, 2)
 # The streaming kernel of few-row products (see _Emitter.mm_rows): at most
 # this many rows of A, B larger than this many bytes (smaller ones stay in
@@ -459,7 +464,9 @@ class MatmulEmitter(AmxMatmulEmitter, Bf16MatmulEmitter, EmitterCore):
                         self.mm_tile(mm, self.iadd(row_lo, self.imul(ib, str(mm.mr))), mm.mr,
                                      *tile_args)
                     base = self.iadd(row_lo, self.imul(mfull, str(mm.mr)))
-                    size = mm.mr // 2
+                    # The last rows % MR rows as tiles of 4, 2 and 1 rows
+                    # (powers of two below MR: their bits sum to any rest).
+                    size = 1 << ((mm.mr - 1).bit_length() - 1) if mm.mr > 1 else 0
                     while size >= 1:
                         has = self.op(f"icmp ne i64 {self.op(f'and i64 {mrest}, {size}', 'i')}, 0",
                                       "c")
@@ -1071,12 +1078,17 @@ def _matmul_tiling(dt: DType, nrv: int, target: TargetInfo | None = None
                    ) -> tuple[int, int, int]:
     """(vector width W, tile rows MR, panel depth KC) for register tiles of
     ``nrv`` vectors on ``target`` (default: the host). W: the vector register
-    width LLVM's tuning uses (TTI); MR: the largest power of two (at most 8)
-    whose accumulators leave 4 vector registers for B and a broadcast of A;
-    KC: the depth of a _MATMUL_PANEL_BYTES panel."""
+    width LLVM's tuning uses (TTI); MR: the most rows (at most 8) whose
+    accumulators leave registers for B's ``nrv`` vectors and a broadcast of
+    A, at most :data:`_MATMUL_MAX_ACCUMULATORS` accumulators: 8 x 2 with 32
+    registers, 4 x 4 on AVX-512's wide tiles, 6 x 2 with AVX2's 16 (12 accumulators:
+    an FMA of 5 cycles' latency on two pipes, Haswell's and Zen 2's, needs
+    10 in flight; 4 x 2 left those cores at 0.63 cycles per FMA against 0.5
+    in LLVM's models, ``bench/gemm/mca.py``); KC: the depth of a
+    _MATMUL_PANEL_BYTES panel."""
     target = target or common.default_target()
     vw = max(1, target.vector_bytes // dt.itemsize)
     regs = max(8, target.vector_registers)
-    mr = min(8, 1 << (((regs - 4) // nrv).bit_length() - 1))
+    mr = max(1, min(8, (regs - nrv - 1) // nrv, _MATMUL_MAX_ACCUMULATORS // nrv))
     kc = max(vw, _MATMUL_PANEL_BYTES // (nrv * vw * dt.itemsize))
     return vw, mr, kc
