@@ -65,8 +65,8 @@ def available(arch: str = "aarch64") -> str:
     if arch not in CPU_TARGETS:
         return f"unknown architecture {arch!r} (known: {', '.join(CPU_TARGETS)})"
     from .reduce import find_llvm_tool
-    t = CPU_TARGETS[arch]
-    missing = [x for x in (t.cc, *t.runner[:1]) if not shutil.which(x)]
+    cc, runner = _tools(arch)
+    missing = [x for x in (cc, *runner[:1]) if not shutil.which(x)]
     try:
         find_llvm_tool("llc")
     except FileNotFoundError:
@@ -92,7 +92,7 @@ def vector_math(arch: str) -> frozenset[str]:
     for ``arch`` link with: its static ``libmvec`` (glibc has AArch64 ones
     from 2.38 on; Debian 12's cross libc, 2.36, has none)."""
     from .reduce import find_llvm_tool
-    cc = CPU_TARGETS[arch].cc
+    cc = _tools(arch)[0]
     path = subprocess.run([cc, "-print-file-name=libmvec.a"], capture_output=True,
                           text=True).stdout.strip()
     if not os.path.isabs(path) or not os.path.exists(path):
@@ -245,7 +245,7 @@ class CrossProgram:
         src, dst = os.path.join(d, "in.bin"), os.path.join(d, "out.bin")
         with open(src, "wb") as f:
             f.write(b"".join(blob))
-        runner = CPU_TARGETS[self.arch].runner if self.arch != _host_arch() else ()
+        runner = _tools(self.arch)[1]
         done = subprocess.run([*runner, self.path, src, dst], capture_output=True,
                               timeout=timeout)
         if done.returncode != 0:
@@ -267,8 +267,16 @@ class CrossProgram:
         return [results[i] for i in k.output_map]
 
 
-def _host_arch() -> str:
-    return os.uname().machine
+def _tools(arch: str) -> tuple[str, tuple[str, ...]]:
+    """The C compiler and the runner of programs for ``arch``: this machine's
+    own (``cc``, run directly) for its architecture, else the cross
+    compiler and qemu-user (an x86-64 program on an AArch64 host too)."""
+    if arch == os.uname().machine:
+        return "cc", ()
+    if arch == "x86_64":
+        return "x86_64-linux-gnu-gcc", ("qemu-x86_64",)
+    t = CPU_TARGETS[arch]
+    return t.cc, t.runner
 
 
 def compile_for(graph: Graph, target: TargetInfo | str = "aarch64", cpu: str | None = None,
@@ -315,7 +323,7 @@ def compile_for(graph: Graph, target: TargetInfo | str = "aarch64", cpu: str | N
                         len(kernel.outputs) + len(kernel.temps)))
     steps = [[find_llvm_tool("llc"), "-O3", f"-mtriple={t.triple}", f"-mcpu={t.cpu}",
               "-filetype=obj", ll, "-o", obj],
-             [CPU_TARGETS[arch].cc, "-O1", "-static", driver, obj,
+             [_tools(arch)[0], "-O1", "-static", driver, obj,
               *(["-lmvec"] if t.vector_math else []), "-lm", "-o", exe]]
     for cmd in steps:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

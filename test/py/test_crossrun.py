@@ -228,3 +228,22 @@ def test_inputs_end_at_an_unmapped_page(arch, cpu, monkeypatch):
     monkeypatch.setattr(crossrun, "bind_inputs", lambda *args: {})
     with pytest.raises(RuntimeError, match="ended with signal 11"):
         program.run(x[:2], d)
+
+
+def test_the_hosts_own_architecture_needs_no_emulator(monkeypatch):
+    """Programs for this machine's architecture are built by its own C
+    compiler and run directly; others by the cross compiler under qemu-user
+    (on an AArch64 host, x86-64 programs too)."""
+    import os
+    real = os.uname()
+
+    def uname(machine):
+        return lambda: os.uname_result((real.sysname, real.nodename, real.release,
+                                        real.version, machine))
+
+    monkeypatch.setattr(crossrun.os, "uname", uname("aarch64"))
+    assert crossrun._tools("aarch64") == ("cc", ())
+    assert crossrun._tools("x86_64") == ("x86_64-linux-gnu-gcc", ("qemu-x86_64",))
+    monkeypatch.setattr(crossrun.os, "uname", uname("x86_64"))
+    assert crossrun._tools("x86_64") == ("cc", ())
+    assert crossrun._tools("aarch64")[1][0] == "qemu-aarch64"
