@@ -247,3 +247,44 @@ def test_the_hosts_own_architecture_needs_no_emulator(monkeypatch):
     monkeypatch.setattr(crossrun.os, "uname", uname("x86_64"))
     assert crossrun._tools("x86_64") == ("cc", ())
     assert crossrun._tools("aarch64")[1][0] == "qemu-aarch64"
+
+
+@needs_aarch64
+def test_a_torch_models_kernels_compute_the_same_on_aarch64(monkeypatch):
+    """Every kernel torch.compile(backend="llvmaccel") makes of a small CNN
+    and a transformer encoder layer, run on a Neoverse N1 under qemu with
+    the arguments the model gave it here: the outputs it gave here."""
+    torch = pytest.importorskip("torch")
+    import llvmaccel.torch  # noqa: F401
+    calls: list[tuple] = []
+    real = compiler.CompiledGraph.__call__
+
+    def array(x):
+        return x.detach().numpy().copy() if isinstance(x, torch.Tensor) else np.array(x)
+
+    def record(self, *inputs, symbols=None):
+        out = real(self, *inputs, symbols=symbols)
+        calls.append((self.graph, [array(x) for x in inputs], [array(o) for o in out],
+                      symbols))
+        return out
+
+    monkeypatch.setattr(compiler.CompiledGraph, "__call__", record)
+    torch.manual_seed(0)
+    cnn = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 8, 3, groups=8, padding=1),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)).eval()
+    layer = torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True).eval()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(cnn, backend="llvmaccel")(torch.randn(2, 3, 12, 12))
+        torch.compile(layer, backend="llvmaccel")(torch.randn(2, 7, 32))
+    assert len(calls) >= 2
+    for graph, inputs, outputs, symbols in calls:
+        got = crossrun.compile_for(graph, "aarch64", "neoverse-n1").run(*inputs, symbols=symbols)
+        for k, (x, y) in enumerate(zip(got, outputs, strict=True)):
+            # Sums in another order (other vector widths): rounding errors
+            # of the order of the largest terms, not of each element.
+            scale = float(np.abs(y).max()) if y.size else 1.0
+            np.testing.assert_allclose(x, y, rtol=1e-4, atol=2e-6 * max(scale, 1.0),
+                                       err_msg=f"output {k} of {graph.sources[:3]}")
