@@ -81,12 +81,7 @@ class TargetInfo:
 @functools.cache
 def host() -> TargetInfo:
     """This machine, as LLVM's host detection and TargetTransformInfo see it."""
-    info = core.host_info()
-    tuning = int(info["vector_bits"])
-    return TargetInfo(info["triple"], info["cpu"], frozenset(info["features"]),
-                      max(tuning, int(info["widest_vector_bits"])),
-                      int(info["vector_registers"]), tuning,
-                      int(info.get("l1d_bytes", 0)), int(info.get("l2_bytes", 0)))
+    return _from_info(core.host_info())
 
 
 @functools.cache
@@ -100,7 +95,12 @@ def named(triple: str, cpu: str, features: str = "") -> TargetInfo:
     Raises:
         PipelineError: this LLVM has no such target, or no such CPU for it.
     """
-    info = core.target_info(triple, cpu, features)
+    return _from_info(core.target_info(triple, cpu, features))
+
+
+def _from_info(info: dict) -> TargetInfo:
+    """A TargetInfo of the facts the bindings report (``host_info``,
+    ``target_info``)."""
     tuning = int(info["vector_bits"])
     return TargetInfo(info["triple"], info["cpu"], frozenset(info["features"]),
                       max(tuning, int(info["widest_vector_bits"])),
