@@ -43,7 +43,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -69,6 +68,9 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hostinfo import cpu_name  # noqa: E402
 
 import llvmaccel  # noqa: E402
 import llvmaccel.blas  # noqa: E402
@@ -164,16 +166,6 @@ def bench(name: str, fn, args, rounds: int) -> dict:
     return {"workload": name, "median_ms": med, "rounds": rounds, "calls_per_sample": inner,
             "speedup_vs_jax_jit": med["jax.jit"] / med["llvmaccel.jax.jit"],
             "kernel_speedup_vs_jax_jit": med["jax.jit"] / med["kernel"]}
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 # What the llvmaccel.jax.jit column adds to the kernel's, in runs without a

@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
+from tile_rules import power_of_two  # noqa: E402
+
 from llvmaccel import crossrun  # noqa: E402
 from llvmaccel.codegen import matmul  # noqa: E402
 from llvmaccel.graph import DType, Graph  # noqa: E402
@@ -67,17 +69,6 @@ def inner_loop(asm: str) -> tuple[str, int]:
     return best, count
 
 
-def _power_of_two_rows(dt: DType, nrv: int, target: object = None) -> tuple[int, int, int]:
-    """The tiling with the tile rows of the rule before 2026-12-07: the
-    largest power of two (at most 8) leaving 4 registers."""
-    vw, _, kc = SAVED_TILING(dt, nrv, target)
-    regs = max(8, target.vector_registers)  # type: ignore[union-attr]
-    return vw, min(8, 1 << (((regs - 4) // nrv).bit_length() - 1)), kc
-
-
-SAVED_TILING = matmul._matmul_tiling
-
-
 def cycles_per_fma(arch: str, cpu: str, dtype: DType, compare: str,
                    new: bool) -> tuple[float, int]:
     """llvm-mca's cycles per FMA of the inner loop, and its FMAs: the
@@ -89,7 +80,7 @@ def cycles_per_fma(arch: str, cpu: str, dtype: DType, compare: str,
     if compare == "lanes" and not new:
         matmul.a_lanes = lambda mm, target: 0
     if compare == "rows" and not new:
-        matmul._matmul_tiling = _power_of_two_rows
+        matmul._matmul_tiling = power_of_two
     try:
         program = crossrun.compile_for(g, arch, cpu)
     finally:

@@ -25,27 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 from hostinfo import cpu_name, host  # noqa: E402
+from tile_rules import PRESENT, power_of_two, uncapped  # noqa: E402
 
 from llvmaccel import blas, compiler  # noqa: E402
-from llvmaccel.codegen import common, matmul  # noqa: E402
+from llvmaccel.codegen import matmul  # noqa: E402
 from llvmaccel.graph import DType, Graph  # noqa: E402
 
-PRESENT = matmul._matmul_tiling
 SHAPES = [(256, 256, 256, False), (512, 768, 256, True), (1024, 1024, 1024, False),
           (256, 196, 2304, False), (32, 256, 64, False), (64, 512, 512, True),
           (2048, 2048, 256, False)]
-
-
-def power_of_two(dt: DType, nrv: int, target: object = None) -> tuple[int, int, int]:
-    vw, _, kc = PRESENT(dt, nrv, target)
-    regs = max(8, (target or common.default_target()).vector_registers)  # type: ignore[union-attr]
-    return vw, min(8, 1 << (((regs - 4) // nrv).bit_length() - 1)), kc
-
-
-def uncapped(dt: DType, nrv: int, target: object = None) -> tuple[int, int, int]:
-    vw, _, kc = PRESENT(dt, nrv, target)
-    regs = max(8, (target or common.default_target()).vector_registers)  # type: ignore[union-attr]
-    return vw, max(1, min(8, (regs - nrv - 1) // nrv)), kc
 
 
 def main() -> None:

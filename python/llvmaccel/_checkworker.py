@@ -840,26 +840,7 @@ def _original_varies(p: _Prepared, n: int) -> bool:
     """True when the original, run :data:`ORIGINAL_RUNS` times on case ``n``
     (each in a child of its own, on fresh buffers), does not run to completion
     every time with the same results."""
-    with _Timed("confirm"):
-        case = make_case(p.layout, p.job.get("seed", 0), n)
-        timeout = p.job.get("timeout", 2.0)
-        first = GuardedBuffers(p.layout, case)
-        try:
-            ref = _run_batch(p.kb, p.layout, [case], [first], timeout)[0]
-            if ref.kind != "ok":
-                return True
-            for _ in range(ORIGINAL_RUNS - 1):
-                again = GuardedBuffers(p.layout, case)
-                try:
-                    out = _run_batch(p.kb, p.layout, [case], [again], timeout)[0]
-                    if out.kind != "ok" or _compare(p.layout, ref, out, first, again,
-                                                    p.job.get("ulps", 16)):
-                        return True
-                finally:
-                    again.close()
-            return False
-        finally:
-            first.close()
+    return _original_differs(p, n, [None] * (ORIGINAL_RUNS - 1))
 
 
 def _original_moves(p: _Prepared, n: int, bufs: GuardedBuffers) -> bool:
@@ -867,19 +848,36 @@ def _original_moves(p: _Prepared, n: int, bufs: GuardedBuffers) -> bool:
     another run had, refilled with the case), does not run to completion or
     gives other results than on buffers of its own: what it does depends on
     where its buffers are, so it reads or writes outside them."""
+    return _original_differs(p, n, [bufs])
+
+
+def _original_differs(p: _Prepared, n: int, places: list[GuardedBuffers | None]) -> bool:
+    """True when the original, run on case ``n`` on fresh buffers and then
+    once per entry of ``places`` (fresh buffers for None, else those buffers
+    refilled with the case), each run in a child of its own, does not run
+    to completion every time or gives other results than its first run."""
     with _Timed("confirm"):
         case = make_case(p.layout, p.job.get("seed", 0), n)
-        timeout = p.job.get("timeout", 2.0)
-        own = GuardedBuffers(p.layout, case)
+        timeout, ulps = p.job.get("timeout", 2.0), p.job.get("ulps", 16)
+        first = GuardedBuffers(p.layout, case)
         try:
-            ref = _run_batch(p.kb, p.layout, [case], [own], timeout)[0]
-            bufs.refill(case)
-            there = _run_batch(p.kb, p.layout, [case], [bufs], timeout)[0]
-            return (ref.kind != "ok" or there.kind != "ok"
-                    or _compare(p.layout, ref, there, own, bufs, p.job.get("ulps", 16))
-                    is not None)
+            ref = _run_batch(p.kb, p.layout, [case], [first], timeout)[0]
+            if ref.kind != "ok":
+                return True
+            for place in places:
+                bufs = GuardedBuffers(p.layout, case) if place is None else place
+                try:
+                    if place is not None:
+                        bufs.refill(case)
+                    out = _run_batch(p.kb, p.layout, [case], [bufs], timeout)[0]
+                    if out.kind != "ok" or _compare(p.layout, ref, out, first, bufs, ulps):
+                        return True
+                finally:
+                    if place is None:
+                        bufs.close()
+            return False
         finally:
-            own.close()
+            first.close()
 
 
 def _alone(p: _Prepared, n: int) -> tuple[tuple[str, str] | None, bool]:

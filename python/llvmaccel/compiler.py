@@ -345,6 +345,14 @@ def bind_inputs(graph: Graph, kernel: Kernel, inputs: tuple,
     return env
 
 
+def raise_kernel_error(kernel: Kernel, rc: int) -> None:
+    """Raises the exception of the kernel's nonzero return code ``rc`` (its
+    index and zero-division checks, :attr:`Kernel.errors`)."""
+    kind, message = kernel.errors.get(rc, ("RuntimeError", f"kernel failed with code {rc}"))
+    raise {"IndexError": KernelIndexError, "ValueError": ValueError,
+           "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
+
+
 class CompiledGraph:
     """A graph compiled to machine code; call it with arrays or tensors.
 
@@ -468,14 +476,8 @@ class CompiledGraph:
             finally:
                 self._give_back_temps(plan.temp_sizes, temps)
         if rc != 0:
-            self._raise(rc)
+            raise_kernel_error(self.kernel, rc)
         return [outs[i] for i in self.kernel.output_map]
-
-    def _raise(self, rc: int) -> None:
-        kind, message = self.kernel.errors.get(rc, ("RuntimeError",
-                                                    f"kernel failed with code {rc}"))
-        raise {"IndexError": KernelIndexError, "ValueError": ValueError,
-               "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
 
     def _call(self, inputs: tuple, symbols: dict[str, int] | None) -> tuple[list[Any], _Plan]:
         """A call with any inputs: checked, converted. Returns all output
@@ -523,7 +525,7 @@ class CompiledGraph:
         finally:
             self._give_back_temps(temp_sizes, temps)
         if rc != 0:
-            self._raise(rc)
+            raise_kernel_error(self.kernel, rc)
         del args
         huge = tuple(o.nbytes if o.nbytes >= hugepages.MIN_BYTES else 0 for o in outs)
         shapes = tuple((tuple(o.shape), o.dtype) for o in outs)

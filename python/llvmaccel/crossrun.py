@@ -46,9 +46,8 @@ from typing import Any
 import numpy as np
 
 from .codegen import Kernel, generate
-from .compiler import DEFAULT_PIPELINE, bind_inputs, buffer_sizes
+from .compiler import DEFAULT_PIPELINE, bind_inputs, buffer_sizes, raise_kernel_error
 from .crosstarget import CPU_TARGETS
-from .errors import KernelIndexError, KernelZeroDivisionError
 from .graph import Graph
 from .ir import parse_ir
 from .pipeline import run_passes
@@ -257,9 +256,7 @@ class CrossProgram:
             data = f.read()
         (rc,) = struct.unpack_from("<i", data)
         if rc:
-            kind, message = k.errors.get(rc, ("RuntimeError", f"kernel failed with code {rc}"))
-            raise {"IndexError": KernelIndexError, "ValueError": ValueError,
-                   "ZeroDivisionError": KernelZeroDivisionError}.get(kind, RuntimeError)(message)
+            raise_kernel_error(k, rc)
         at, results = 4, []
         for dims, (_, dt), n in zip(outs, k.outputs, out_bytes, strict=True):
             results.append(np.frombuffer(data[at:at + n], dtype=dt.np_dtype).reshape(dims).copy())

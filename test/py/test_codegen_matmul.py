@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -56,6 +58,20 @@ def _graph(dt: DType, m, n, k, ta: bool = False, tb: bool = False, batch: tuple 
 
 def _data(dt: DType, shape: tuple) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dt.numpy)
+
+
+@contextmanager
+def _host_as(monkeypatch, **facts: int) -> Iterator[None]:
+    """Kernels generated on this host as for a target with other ``facts``
+    (``vector_bits``, ``vector_registers``); compiled graphs of neither kind
+    outlive the block."""
+    target = dataclasses.replace(host(), **facts)
+    monkeypatch.setattr(codegen.common, "default_target", lambda: target)
+    compiler.clear_memory_cache()
+    try:
+        yield
+    finally:
+        compiler.clear_memory_cache()
 
 
 def _check(c, dt: DType, m: int, n: int, k: int, ta: bool = False, tb: bool = False,
@@ -232,10 +248,7 @@ def test_explicit_vector_tiles_and_fmuladd():
 def test_narrower_vector_hosts(monkeypatch, vbytes):
     """Tiles chosen for AVX2/NEON-sized registers (fewer rows, narrower
     vectors) compute the same results on this host."""
-    narrow = dataclasses.replace(host(), vector_bits=vbytes * 8, vector_registers=16)
-    monkeypatch.setattr(codegen.common, "default_target", lambda: narrow)
-    compiler.clear_memory_cache()
-    try:
+    with _host_as(monkeypatch, vector_bits=vbytes * 8, vector_registers=16):
         for dt in (DType.f32, DType.f64):
             vw, mr, nr, kc = _tiling(dt)
             assert vw == vbytes // dt.itemsize
@@ -244,8 +257,6 @@ def test_narrower_vector_hosts(monkeypatch, vbytes):
             for m, n, k in [(mr + 1, nr + 1, kc + 1), (2 * mr - 1, vw - 1 or 1, 3), (1, 1, 1)]:
                 _check(c, dt, m, n, k, tb=True)
             _check(compiler.compile_graph(_graph(dt, 7, 1, 2 * vw + 1)), dt, 7, 1, 2 * vw + 1)
-    finally:
-        compiler.clear_memory_cache()
 
 
 def test_tile_width_by_registers():
@@ -278,18 +289,13 @@ def test_tile_rows_fill_the_registers():
 def test_six_row_tiles_and_every_rest_compute_the_same(monkeypatch):
     """Tiles of 6 rows (16-register targets, generated for this host): every
     rest of rows, 0 to 5, as tiles of 4, 2 and 1 rows, against numpy."""
-    avx2 = dataclasses.replace(host(), vector_bits=256, vector_registers=16)
-    monkeypatch.setattr(codegen.common, "default_target", lambda: avx2)
-    compiler.clear_memory_cache()
-    try:
+    with _host_as(monkeypatch, vector_bits=256, vector_registers=16):
         for dt in (DType.f32, DType.f64):
             vw, mr, nr, kc = _tiling(dt)
             assert mr == 6
             c = compiler.compile_graph(_graph(dt, Sym("m"), Sym("n"), Sym("k")))
             for m in range(2 * mr, 3 * mr):
                 _check(c, dt, m, nr + 3, kc + 5)
-    finally:
-        compiler.clear_memory_cache()
 
 
 def test_wide_tiles_compute_the_same(monkeypatch):
@@ -297,10 +303,7 @@ def test_wide_tiles_compute_the_same(monkeypatch):
     (512-bit IR vectors, which LLVM splits where registers are narrower):
     every right edge (one to four vectors), leftover rows and k-blocks,
     against numpy."""
-    wide = dataclasses.replace(host(), vector_bits=512, vector_registers=32)
-    monkeypatch.setattr(codegen.common, "default_target", lambda: wide)
-    compiler.clear_memory_cache()
-    try:
+    with _host_as(monkeypatch, vector_bits=512, vector_registers=32):
         for dt in (DType.f32, DType.f64):
             vw, mr, nr, kc = _tiling(dt)
             assert nr == 4 * vw
@@ -309,8 +312,6 @@ def test_wide_tiles_compute_the_same(monkeypatch):
                 for n in (nr, nr + 1, vw + 1, 2 * vw + 1, 3 * vw + 1, 2 * nr + 3):
                     _check(c, dt, 2 * mr + 3, n, kc + 5, tb=tb)
             _check(compiler.compile_graph(_graph(dt, 37, 5 * vw + 3, 70)), dt, 37, 5 * vw + 3, 70)
-    finally:
-        compiler.clear_memory_cache()
 
 
 def test_transposed_panels_are_packed_in_registers():
