@@ -257,18 +257,22 @@ def test_a_torch_models_kernels_compute_the_same_on_aarch64(monkeypatch):
     torch = pytest.importorskip("torch")
     import llvmaccel.torch  # noqa: F401
     calls: list[tuple] = []
-    real = compiler.CompiledGraph.__call__
+    real_call = compiler.CompiledGraph.__call__
+    real_tensors = compiler.CompiledGraph.call_tensors
 
     def array(x):
         return x.detach().numpy().copy() if isinstance(x, torch.Tensor) else np.array(x)
 
-    def record(self, *inputs, symbols=None):
-        out = real(self, *inputs, symbols=symbols)
+    def record(self, inputs, out, symbols=None):
         calls.append((self.graph, [array(x) for x in inputs], [array(o) for o in out],
                       symbols))
         return out
 
-    monkeypatch.setattr(compiler.CompiledGraph, "__call__", record)
+    # The two ways in: a call, and the torch.compile runner's.
+    monkeypatch.setattr(compiler.CompiledGraph, "__call__", lambda self, *inputs, symbols=None:
+                        record(self, inputs, real_call(self, *inputs, symbols=symbols), symbols))
+    monkeypatch.setattr(compiler.CompiledGraph, "call_tensors", lambda self, tensors:
+                        record(self, tensors, real_tensors(self, tensors)))
     torch.manual_seed(0)
     cnn = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),

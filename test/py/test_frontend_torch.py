@@ -462,6 +462,66 @@ def test_forward_graph_returns_saved_inputs_themselves():
     assert len(run.compiled.kernel.outputs) == 1
 
 
+def test_boxed_runner_checks_every_call():
+    """aot_autograd calls the runner with its list of arguments (the boxed
+    convention, one frame less per call): a planned call still checks each
+    tensor, so a strided, negated-bit or other-dtype tensor of a signature
+    seen before is converted or refused, not read as the plan's layout."""
+    from llvmaccel.torch.dynamo import Explanation, _compile_fx
+
+    def f(x, y):
+        return torch.tanh(x) * y + 1.0, x - y
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(4, 6), torch.randn(4, 6))
+    run = _compile_fx(gm, {}, Explanation(), strict=True)
+    boxed = run.boxed
+    assert boxed._boxed_call and boxed.compiled is run.compiled
+
+    def check(x, y):
+        args = [x, y]
+        got = boxed(args)
+        assert all(a is b for a, b in zip(args, (x, y), strict=True))  # args left as given
+        for g, w in zip(got, f(x, y), strict=True):
+            torch.testing.assert_close(g, w)
+
+    x, y = torch.randn(4, 6), torch.randn(4, 6)
+    for _ in range(3):  # the second and third calls take the plan
+        check(x, y)
+    assert len(run.compiled._plans) == 1
+    check(torch.randn(6, 4).t(), y)  # same shape and dtype, other strides
+    check(x, torch._neg_view(y))  # the negative bit: memory holds -y
+    with pytest.raises(TypeError):
+        boxed([x.double(), y])
+
+
+def test_compiled_function_calls_take_the_plan():
+    """Through torch.compile, repeated calls of one signature reach the
+    kernel by its plan and give eager's results."""
+    from llvmaccel.torch import dynamo
+
+    runners = []
+    real = dynamo._runner
+
+    def spy(lowered, compiled):
+        runners.append(real(lowered, compiled))
+        return runners[-1]
+
+    def f(x, y):
+        return torch.tanh(x) * y + 1.0
+
+    dynamo._runner = spy
+    try:
+        c = torch.compile(f, backend="llvmaccel")
+        x, y = torch.randn(64), torch.randn(64)
+        for _ in range(3):
+            torch.testing.assert_close(c(x, y), f(x, y))
+    finally:
+        dynamo._runner = real
+    (run,) = runners
+    assert len(run.compiled._plans) == 1
+
+
 def test_scalar_output_read_by_a_broadcast():
     """A scalar_tensor that is a graph output and an operand of a where
     (relu's backward in a partition that returns it): the where reads the

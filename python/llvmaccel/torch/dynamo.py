@@ -177,12 +177,17 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list[Any],
     # backward graph are both compiled here, partitioned like any graph.
     from torch._functorch.aot_autograd import make_boxed_func
 
+    def boxed(fn: Callable[..., Any]) -> Callable[..., Any]:
+        # aot_autograd calls compiled graphs with one list of arguments; a
+        # runner that takes the list itself spares each call a frame.
+        return getattr(fn, "boxed", None) or make_boxed_func(fn)
+
     def fw_compiler(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-        return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
+        return boxed(_compile_fx(fx, opts, explanation, strict))
 
     def bw_compiler(fx: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
         explanation.backward_graphs += 1
-        return make_boxed_func(_compile_fx(fx, opts, explanation, strict))
+        return boxed(_compile_fx(fx, opts, explanation, strict))
 
     if not _needs_autograd(gm, example_inputs):
         return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
@@ -405,7 +410,7 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         if seeded:
             tensors.append(draw_seed())
         if plain:
-            results = compiled(*tensors)
+            results = compiled.call_tensors(tensors)
             return results[picks[0]] if single else tuple(results[v] for v in picks)
         symbols = {name: int(args[i]) for name, i in symbol_args}
         results = compiled(*tensors, symbols=symbols) if lowered.graph.outputs else []
@@ -432,6 +437,19 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         return out[0] if single else tuple(out)
 
     run.compiled = compiled  # type: ignore[attr-defined]
+    if plain and not seeded:
+        every = tuple(tensor_args) == tuple(range(len(tensor_args)))
+
+        def run_boxed(args: list[Any]) -> Any:
+            """``run(*args)`` in aot_autograd's boxed convention (it may
+            clear ``args``: the inputs are read before)."""
+            results = compiled.call_tensors(args if every and len(args) == len(tensor_args)
+                                            else [args[i] for i in tensor_args])
+            return results[picks[0]] if single else tuple(results[v] for v in picks)
+
+        run_boxed._boxed_call = True  # type: ignore[attr-defined]
+        run_boxed.compiled = compiled  # type: ignore[attr-defined]
+        run.boxed = run_boxed  # type: ignore[attr-defined]
     return run
 
 
