@@ -652,8 +652,19 @@ def _merge_host(path: Path, meta: dict, results: list[dict]) -> dict:
     entry = hosts.get(key, {"meta": meta, "results": []})
     measured = {r["model"] for r in results}
     kept = [r for r in entry["results"] if r["model"] not in measured]
+    # Each model's figures say which run measured them (the section's
+    # header is the latest run's).
+    for r in kept:
+        r.setdefault("run", _run_of(entry["meta"]))
+    for r in results:
+        r["run"] = _run_of(meta)
     hosts[key] = {"meta": meta, "results": kept + results}
     return hosts
+
+
+def _run_of(meta: dict) -> dict:
+    """What names a run beside its figures: its date and command."""
+    return {"date": meta["date"], "command": meta["command"]}
 
 
 def write_markdown(path: Path, hosts: dict, key: str) -> None:
@@ -717,6 +728,15 @@ def _markdown(meta: dict, results: list[dict]) -> str:
             ms = f"{v:.2f}" if v >= 0.1 else f"{v:.4f}"
             lines.append(f"| {r['model']} | {k} | {ms} | {'' if sp is None else f'{sp:.2f}x'} |")
     lines.append("")
+    earlier: dict[tuple, list[str]] = {}
+    for r in results:
+        run = r.get("run")
+        if run and run["date"] != meta["date"]:
+            earlier.setdefault((run["date"], run["command"]), []).append(r["model"])
+    for (date, command), names in earlier.items():
+        lines.append(f"Measured in an earlier run ({date}, `{command}`): "
+                     f"{', '.join(names)}.")
+        lines.append("")
     for r in results:
         lines.append(f"- {r['model']}: fully compiled: {r['fully_compiled']}; passes fired: "
                      f"{', '.join(r['passes_fired']) or '(none)'}"

@@ -249,8 +249,9 @@ def buffer_sizes(specs: list[tuple], env: dict[str, int], what: str
 
 
 def _tensor_signature(inputs: tuple) -> tuple | None:
-    """(dtype, shape) of every input if all are contiguous CPU torch tensors
-    or parameters (the inputs torch.compile passes; aot_autograd passes a
+    """The inputs' dtypes and shapes (dtype, shape, dtype, shape, ...) if all
+    are contiguous CPU torch tensors or parameters (the inputs torch.compile
+    passes; aot_autograd passes a
     model's parameters themselves when gradients are enabled), else None.
     Every call takes this check, once per input: it asks each tensor only
     what costs tens of nanoseconds (``is_cpu``, not ``device.type``)."""
@@ -259,10 +260,13 @@ def _tensor_signature(inputs: tuple) -> tuple | None:
         return None
     sig = []
     for x in inputs:
-        if type(x) not in types or not x.is_cpu or not x.is_contiguous() or \
-                x.is_conj() or x.is_neg():
+        dt = x.dtype
+        # (Only complex tensors can carry the conjugate bit.)
+        if type(x) not in types or not x.is_cpu or not x.is_contiguous() or x.is_neg() or \
+                (dt.is_complex and x.is_conj()):
             return None
-        sig.append((x.dtype, x.shape))
+        sig.append(dt)
+        sig.append(x.shape)
     return tuple(sig)
 
 
