@@ -53,6 +53,8 @@ call's own overhead (dynamo's guards, the wrappers around the kernel) is
 what counts: the MLP on one row, the transformer block on one sequence of
 16, a softmax of 8 x 128; each of their timings spans as many calls in a
 row as take eager about ``MIN_TIMING_MS`` (``calls per timing``).
+``pool``: max, average and adaptive pooling of CNN-sized planes
+(:func:`pool_models`).
 
 Results are kept per host: ``bench/results/frontends.json`` holds one entry
 per CPU it was recorded on (vendor, model name, family/model, LLVM's CPU
@@ -260,6 +262,28 @@ def op_models(s: Sizes) -> dict[str, tuple[nn.Module, list[tuple]]]:
         "op_layer_norm": (Op(lambda x, w, bias: F.layer_norm(x, (cols,), w, bias),
                              torch.randn(cols, generator=g), torch.randn(cols, generator=g)), x),
         "op_sdpa": (Op(F.scaled_dot_product_attention), qkv),
+    }
+
+
+def pool_models(s: Sizes) -> dict[str, tuple[nn.Module, list[tuple]]]:
+    """The ``pool`` set: a ResNet stem's 3 x 3 max pool (stride 2, padding
+    1) of 64 planes of 56 x 56, a 2 x 2 average of 256 planes of 14 x 14,
+    and adaptive averages of 256 planes of 15 x 15 to 7 x 7 (3 x 3 windows
+    every 2) and of 10 x 9 to 4 x 5 (windows of unequal sizes), and an
+    adaptive max of 15 x 15 to 4 x 4; batch 32."""
+    g = torch.Generator().manual_seed(2)
+    n = 32 if s is FULL else 2
+
+    def pool(*shape):
+        return [(torch.randn(n, *shape, generator=g),) for _ in range(POOL)]
+
+    return {
+        "maxpool_3x3_s2": (Op(lambda x: F.max_pool2d(x, 3, 2, 1)), pool(64, 56, 56)),
+        "avgpool_2x2": (Op(lambda x: F.avg_pool2d(x, 2)), pool(256, 14, 14)),
+        "adaptive_avg_15_to_7": (Op(lambda x: F.adaptive_avg_pool2d(x, 7)), pool(256, 15, 15)),
+        "adaptive_avg_10x9_to_4x5": (Op(lambda x: F.adaptive_avg_pool2d(x, (4, 5))),
+                                     pool(256, 10, 9)),
+        "adaptive_max_15_to_4": (Op(lambda x: F.adaptive_max_pool2d(x, 4)), pool(256, 15, 15)),
     }
 
 
@@ -538,8 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="directory for frontends.json and frontends.md (default: "
                          "bench/results, or bench/work/frontends-quick with --quick)")
-    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops,rope,small",
-                    help="comma-separated: dlrm, emb, mlp, block, ops, rope, small")
+    ap.add_argument("--models", default="dlrm,emb,mlp,block,ops,rope,small,pool",
+                    help="comma-separated: dlrm, emb, mlp, block, ops, rope, small, pool")
     ap.add_argument("--ops", default=None,
                     help="with --models ops: only these ops (comma-separated, e.g. op_sdpa)")
     ap.add_argument("--threads", type=int, default=1, help="threads for every variant")
@@ -594,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, (model, pool) in op_models(s).items():
             if opts.ops and name not in opts.ops.split(","):
                 continue
+            results.append(bench_model(name, model, pool, rounds))
+    if "pool" in models:
+        for name, (model, pool) in pool_models(s).items():
             results.append(bench_model(name, model, pool, rounds))
     if "small" in models:
         for name, (model, pool) in small_models(s).items():

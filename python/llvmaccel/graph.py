@@ -584,6 +584,42 @@ class Graph:
             raise GraphError(f"size {name}: no value lies in [{lo}, {hi}]")
         self.symbol_facts[name] = (lo, hi, m)
 
+    def pruned(self) -> Graph:
+        """This graph without the nodes no output needs (a frontend op's
+        second result nobody reads, such as max pooling's indices at
+        inference): a new graph, or this one when every node is needed.
+        Inputs are kept (they are the kernel's signature), and so are
+        custom ops (foreign code)."""
+        live: set[int] = set()
+        stack = [*self.outputs, *self.inputs,
+                 *(n for n in self.nodes if n.op == "custom")]
+        while stack:
+            n = stack.pop()
+            if n.id not in live:
+                live.add(n.id)
+                stack.extend(n.inputs)
+        # A multi-valued node (sort, a loop) writes every result: all stay.
+        live |= {n.id for n in self.nodes if n.op == "result" and n.inputs[0].id in live}
+        if len(live) == len(self.nodes):
+            return self
+        g = Graph()
+        g.symbol_facts = dict(self.symbol_facts)
+        g.sources = list(self.sources)
+        new: dict[int, Node] = {}
+        for n in self.nodes:
+            if n.id not in live:
+                continue
+            m = g._add(Node(n.op, tuple(new[i.id] for i in n.inputs), n.shape, n.dtype,
+                            dict(n.attrs)))
+            new[n.id] = m
+            if n.id in self.constants:
+                g.constants[m.id] = self.constants[n.id]
+            if n.id in self.node_source:
+                g.node_source[m.id] = self.node_source[n.id]
+        g.inputs = [new[n.id] for n in self.inputs]
+        g.outputs = [new[n.id] for n in self.outputs]
+        return g
+
     def walk(self) -> Iterator[Node]:
         """The nodes of the graph and of its regions (loop bodies,
         conditions, branches), at any depth, each before its regions'."""

@@ -245,10 +245,10 @@ def test_grid_sample_compiles_whole(mode, padding_mode, align_corners):
         torch.testing.assert_close(_compile(fn)(x, grid), fn(x, grid), rtol=1e-5, atol=1e-5)
 
 
-def test_adaptive_max_pool_divisible_sizes_compile_others_fall_back():
+def test_adaptive_max_pool_compiles_every_size():
     """Adaptive max pooling to an output size that divides the input's is a
-    max pool (values and indices as eager's); other sizes fall back to eager
-    with the reason, and are still correct."""
+    max pool (values and indices as eager's); to other sizes (7 x 7 to 3 x
+    3: windows of 3 and of 2) it compiles too, values and indices eager's."""
     torch.manual_seed(2)
     x = torch.randn(2, 3, 8, 12)
 
@@ -262,11 +262,16 @@ def test_adaptive_max_pool_divisible_sizes_compile_others_fall_back():
     torch.testing.assert_close(got[0], want[0])
     torch.testing.assert_close(got[1], want[1])
     odd = torch.randn(1, 2, 7, 7)
+
+    def uneven(x):
+        return F.adaptive_max_pool2d(x, 3, return_indices=True)
+
     with torch.no_grad():
-        report = lt.explain(lambda x: F.adaptive_max_pool2d(x, 3), odd)
-        assert "only output sizes that divide" in str(report)
-        torch.testing.assert_close(_compile(lambda x: F.adaptive_max_pool2d(x, 3), False)(odd),
-                                   F.adaptive_max_pool2d(odd, 3))
+        report = lt.explain(uneven, odd)
+        assert report.fully_compiled, str(report)
+        got, want = _compile(uneven)(odd), uneven(odd)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
 
 
 class _UNetBlock(nn.Module):

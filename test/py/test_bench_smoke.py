@@ -55,7 +55,12 @@ def test_frontends_bench_quick(tmp_path):
     models = {r["model"]: r for r in host["results"]}
     ops = {"op_tanh", "op_tanh_sum", "op_exp", "op_gelu", "op_softmax", "op_affine_sum",
            "op_layer_norm", "op_sdpa"}
-    assert set(models) == {"dlrm", "dlrm_embeddings", "mlp", "transformer_block", "rope"} | ops
+    small = {"mlp_batch1", "block_batch1", "op_small_softmax"}
+    pools = {"maxpool_3x3_s2", "avgpool_2x2", "adaptive_avg_15_to_7",
+             "adaptive_avg_10x9_to_4x5", "adaptive_max_15_to_4"}
+    assert set(models) == {"dlrm", "dlrm_embeddings", "mlp", "transformer_block",
+                           "rope"} | ops | small | pools
+    assert models["op_small_softmax"]["calls_per_timing"] > 1  # microseconds a call
     assert all(r["fully_compiled"] for r in models.values())
     variants = set(models["dlrm"]["median_ms"])
     assert {"llvmaccel", "llvmaccel-noaccel", "eager", "inductor"} <= variants

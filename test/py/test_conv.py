@@ -230,6 +230,27 @@ POOLS = {
     "avg1d": lambda x: F.avg_pool1d(x[0], 4, 3, 2),
     "max3d": lambda x: F.max_pool3d(x[None], 3, 2, 1),
     "avg3d": lambda x: F.avg_pool3d(x[None], 2, 1, 1),
+    # Adaptive pooling (11 x 13 planes): windows of unequal sizes (gathers
+    # of constant positions), of one size at one stride (13 to 6: 3 wide,
+    # every 2; the pool node), larger outputs than inputs (overlapping
+    # windows), and the max's indices with ties and NaN.
+    "adaptive_avg_4x5": lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
+    "adaptive_avg_uniform_5x6": lambda x: F.adaptive_avg_pool2d(x, (5, 6)),
+    "adaptive_avg_upsample": lambda x: F.adaptive_avg_pool2d(x, (13, 17)),
+    "adaptive_avg_unbatched": lambda x: F.adaptive_avg_pool2d(x[0], (4, 5)),
+    "adaptive_avg1d": lambda x: F.adaptive_avg_pool1d(x[0], 5),
+    "adaptive_avg3d": lambda x: F.adaptive_avg_pool3d(x[None], (2, 4, 5)),
+    "adaptive_avg_bf16": lambda x: F.adaptive_avg_pool2d(x.bfloat16(), (4, 5)).float(),
+    "adaptive_max_4x5": lambda x: F.adaptive_max_pool2d(x, (4, 5), return_indices=True),
+    "adaptive_max_uniform_5x6": lambda x: F.adaptive_max_pool2d(x, (5, 6),
+                                                                return_indices=True),
+    "adaptive_max_ties": lambda x: F.adaptive_max_pool2d(x.round(), (4, 5),
+                                                         return_indices=True),
+    "adaptive_max_nan": lambda x: F.adaptive_max_pool2d(
+        torch.where(x > 1.5, float("nan"), x), (4, 5), return_indices=True),
+    "adaptive_max1d": lambda x: F.adaptive_max_pool1d(x[0], 5, return_indices=True),
+    "adaptive_max3d": lambda x: F.adaptive_max_pool3d(x[None], (2, 4, 5),
+                                                      return_indices=True),
 }
 
 
@@ -252,6 +273,56 @@ def test_pool_indices_are_lowered():
     assert ex.fully_compiled, str(ex)
     torch._dynamo.reset()
     assert torch.equal(torch.compile(fn, backend="llvmaccel")(x), fn(x))
+
+
+@pytest.mark.parametrize("output, kind", [((4, 5), "take"), ((5, 6), "pool")])
+def test_adaptive_pool_windows(output, kind):
+    """Adaptive pooling of 11 x 13 planes: to 4 x 5 its windows differ in
+    size (gathers of the windows' positions, one per tap of the longest);
+    to 5 x 6 they are 3 x 3 every 2 x 2, an ordinary pool."""
+    from llvmaccel.torch.lowering import lower
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(
+        lambda x: F.adaptive_avg_pool2d(x, output))(torch.randn(2, 3, 11, 13))
+    ops = {n.op for n in lower(gm).graph.nodes}
+    assert kind in ops and ({"take", "pool"} - {kind}).isdisjoint(ops), ops
+
+
+@pytest.mark.parametrize("indices", [False, True])
+def test_unused_pool_indices_are_not_computed(indices):
+    """max_pool2d_with_indices's indices at inference, where nothing reads
+    them, are not part of the lowered graph (Graph.pruned)."""
+    from llvmaccel.torch.lowering import lower
+
+    def fn(x):
+        values, where = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        return (values, where) if indices else values
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(fn)(torch.randn(1, 2, 9, 9))
+    fns = [n.attrs.get("fn") for n in lower(gm).graph.nodes if n.op == "pool"]
+    assert fns == (["max", "argmax"] if indices else ["max"])
+
+
+@pytest.mark.parametrize("cpu", ["skylake-avx512", "znver4", "haswell"])
+def test_pool_rows_vectorize_without_gathers(cpu):
+    """A 2 x 2 average of 14 x 14 planes, serial kernel for ``cpu``: the
+    loops over planes and output rows carry llvm.loop.vectorize.enable =
+    false, and the optimized kernel reads with plain (strided) vector loads.
+    Without the metadata, LLVM 22 vectorized the 7 output rows of a plane
+    on AVX-512 targets as masked gathers and scatters: 5x slower than
+    inductor on one thread."""
+    from llvmaccel import crossrun
+    from llvmaccel.graph import DType, Graph
+
+    if crossrun.available("x86_64"):
+        pytest.skip(crossrun.available("x86_64"))
+    g = Graph()
+    x = g.input("x", (4, 8, 14, 14), DType.f32)
+    g.set_outputs([g.pool(x, "avg", (2, 2), (2, 2), (0, 0))])
+    prog = crossrun.compile_for(g, "x86_64", cpu)
+    assert '!"llvm.loop.vectorize.enable", i1 false' in prog.kernel.ir
+    assert "masked.gather" not in prog.optimized_ir and "masked.scatter" not in prog.optimized_ir
+    assert "<8 x float>" in prog.optimized_ir or "<4 x float>" in prog.optimized_ir
 
 
 def test_pool_padding_never_reads_past_the_input():

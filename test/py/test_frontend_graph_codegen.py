@@ -547,3 +547,28 @@ def test_bf16_widening_is_exact_for_every_bit_pattern():
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     (y,) = c(bits.view(ml_dtypes.bfloat16))
     np.testing.assert_array_equal(y.view(np.uint32), bits.astype(np.uint32) << 16)
+
+
+def test_pruned_graph_keeps_what_the_outputs_need():
+    """Graph.pruned drops the nodes no output reads and keeps the inputs
+    (the signature, even one nothing reads), constants and sources of the
+    rest; a graph with nothing to drop is returned as it is."""
+    g = Graph()
+    a = g.input("a", (4,), DType.f32)
+    unused = g.input("unused", (2,), DType.f32)
+    c = g.constant(np.arange(4, dtype=np.float32), DType.f32)
+    first = len(g.nodes)
+    dead = g.unary("exp", g.constant(np.ones(3, np.float32), DType.f32))
+    kept = g.binary("add", a, c)
+    g.note_source("add", "model.py:1", first)
+    g.set_outputs([kept])
+    p = g.pruned()
+    assert p is not g and dead.op == "unary"
+    assert [n.op for n in p.nodes] == ["input", "input", "constant", "binary"]
+    assert [n.attrs for n in p.inputs] == [a.attrs, unused.attrs]
+    (cid,) = p.constants
+    np.testing.assert_array_equal(p.constants[cid], np.arange(4, dtype=np.float32))
+    assert p.node_source[p.outputs[0].id] == 0 and p.sources == g.sources
+    (y,) = compiler.compile_graph(p)(np.ones(4, np.float32), np.zeros(2, np.float32))
+    np.testing.assert_array_equal(y, np.arange(4, dtype=np.float32) + 1)
+    assert p.pruned() is p

@@ -92,6 +92,7 @@ from .common import (
     Kernel,
     _root_for_buffer,
     buffered_reads,
+    number_loop_metadata,
 )
 from .control import MULTI_VALUED, ControlEmitter
 from .conv import ConvEmitter, conv_operands
@@ -236,7 +237,8 @@ class _Function:
 
 def _kernel(graph: Graph, name: str, f: _Function, lines: list[str]) -> Kernel:
     e = f.e
-    return Kernel(ir="\n".join(lines) + "\n", name=name, inputs=f.kinputs, constants=f.kconsts,
+    return Kernel(ir="\n".join(number_loop_metadata(lines)) + "\n", name=name,
+                  inputs=f.kinputs, constants=f.kconsts,
                   outputs=f.outputs, temps=f.temps, symbols=f.symbols, errors=e.errors,
                   output_map=f.output_map, links=sorted(set(e.links)),
                   matmuls=e.matmul_choices, attention=e.attention_choices,

@@ -3,7 +3,9 @@ buffers, literals, and the target kernels are generated for."""
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,6 +88,33 @@ _VIEWS = frozenset({"broadcast", "reshape", "permute", "slice", "select", "pad",
 _KERNELS = frozenset({"reduce", "matmul", "embedding_bag", "conv", "pool", "custom",
                       "cumulative", "scatter", "col2im", "im2col"})
 _BUFFERS = frozenset({"input", "constant"})
+
+
+#: Placeholder for the loop metadata of a loop the loop vectorizer must
+#: leave alone (``Emitter.loop(..., vectorize=False)``); each occurrence
+#: becomes a loop ID of its own in :func:`number_loop_metadata`.
+NO_VECTORIZE = "!<no-vectorize>"
+
+
+def number_loop_metadata(lines: list[str]) -> list[str]:
+    """The module ``lines`` with every :data:`NO_VECTORIZE` placeholder made
+    a distinct loop ID (``!N = distinct !{!N, !P}``) that refers to one
+    ``llvm.loop.vectorize.enable`` = false property, numbered after any
+    metadata the lines have; the definitions appended."""
+    if not any(NO_VECTORIZE in ln for ln in lines):
+        return lines
+    taken = [int(m) for ln in lines for m in re.findall(r"!(\d+)\b", ln)]
+    prop = max(taken, default=-1) + 1
+    ids = itertools.count(prop + 1)
+    defs = []
+    out = []
+    for ln in lines:
+        while NO_VECTORIZE in ln:
+            k = next(ids)
+            ln = ln.replace(NO_VECTORIZE, f"!{k}", 1)
+            defs.append(f"!{k} = distinct !{{!{k}, !{prop}}}")
+        out.append(ln)
+    return out + [f'!{prop} = !{{!"llvm.loop.vectorize.enable", i1 false}}', *defs]
 
 
 def _fconst(value: float, dtype: DType) -> str:

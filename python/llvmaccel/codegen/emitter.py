@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from ..graph import DType, Graph, Node, SymExpr, shape_numel
 from ..target import TargetInfo
-from .common import Buffer, CodegenError, _strides
+from .common import NO_VECTORIZE, Buffer, CodegenError, _strides
 
 # Chunks of a flat loop start at multiples of this many elements: a multiple
 # of every vector width times interleave count the vectorizer picks, so each
@@ -452,8 +452,13 @@ class EmitterCore:
 
     # -- loops ------------------------------------------------------------
     @contextmanager
-    def loop(self, end: str, start: str = "0", hint: str = "i") -> Iterator[str]:
-        """``for (i = start; i < end; ++i)`` with an i64 induction variable."""
+    def loop(self, end: str, start: str = "0", hint: str = "i",
+             vectorize: bool = True) -> Iterator[str]:
+        """``for (i = start; i < end; ++i)`` with an i64 induction variable.
+        ``vectorize=False``: the loop vectorizer leaves it alone (its latch
+        carries :data:`NO_VECTORIZE`), for a loop whose iterations are rows
+        or planes apart: its inner loops, unrolled or not, are the ones to
+        vectorize."""
         pre = self.block
         head, body, done = self.label("loop"), self.label("body"), self.label("exit")
         self.br(head)
@@ -468,7 +473,10 @@ class EmitterCore:
         yield i
         latch = self.block
         nxt = self.op(f"add nsw i64 {i}, 1", "i")
-        self.br(head)
+        if vectorize:
+            self.br(head)
+        else:
+            self.line(f"br label %{head}, !llvm.loop {NO_VECTORIZE}")
         self.body[pos] = f"  {i} = phi i64 [ {start}, %{pre} ], [ {nxt}, %{latch} ]"
         self.start_block(done)
         self.memo = saved

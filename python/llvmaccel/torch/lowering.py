@@ -1086,21 +1086,123 @@ def _max_pool(c: _Ctx, x: Node, kernel_size: list, stride: list | None = None,
     return (unbatch(out), unbatch(c.g.pool_indices(x, out)))
 
 
+def _adaptive_windows(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's adaptive pooling windows of a dim of ``size`` pooled to
+    ``out``: window ``i`` is ``[floor(i * size / out), ceil((i + 1) * size /
+    out))``. Returns the position of every window's ``k``-th element,
+    ``[K, out]`` for the longest window's length ``K``, the shorter windows'
+    last position repeated, and the windows' lengths ``[out]``."""
+    i = np.arange(out, dtype=np.int64)
+    start = i * size // out
+    end = ((i + 1) * size + out - 1) // out
+    length = end - start
+    k = np.arange(int(length.max()), dtype=np.int64)
+    return np.minimum(start[None, :] + k[:, None], (end - 1)[None, :]), length
+
+
+def _uniform_windows(size: int, out: int) -> tuple[int, int] | None:
+    """(kernel, stride) when the adaptive windows of a dim (see
+    :func:`_adaptive_windows`) are those of an ordinary pool, else None."""
+    idx, length = _adaptive_windows(size, out)
+    starts = idx[0]
+    stride = int(starts[1] - starts[0]) if out > 1 else 1
+    if (length == length[0]).all() and stride > 0 and \
+            (starts == np.arange(out) * stride).all():
+        return int(length[0]), stride
+    return None
+
+
+def _adaptive_pool(c: _Ctx, x: Node, output_size: list, fn: str) -> tuple[Node, Node | None]:
+    """Adaptive average or max pooling of the last ``len(output_size)`` dims
+    (of static sizes), one dim at a time: the windows along a dim are
+    gathered as ``K`` takes of constant positions, ``K`` the longest window,
+    and summed (the positions past a shorter window masked) or compared.
+    The max keeps PyTorch's choice of position (its CPU kernel visits a
+    window in row-major order and takes a value greater than the best so
+    far, or a NaN): per dim the first greatest or the last NaN, which
+    composed over the dims is the first greatest, or last NaN, of the
+    window in row-major order. Returns the values and, for the max, the
+    positions in the flattened pooled dims (as ``max_pool``'s indices)."""
+    g = c.g
+    out = tuple(int(o) for o in output_size)
+    r = len(out)
+    spatial = tuple(x.shape[x.rank - r:])
+    if x.rank < r + 1 or not all(isinstance(d, int) and d > 0 for d in spatial) or \
+            not all(o > 0 for o in out):
+        raise LoweringError(f"adaptive {fn} pooling of {spatial} to {out}: needs static, "
+                            "nonzero sizes")
+    uniform = [_uniform_windows(d, o) for d, o in zip(spatial, out, strict=True)]
+    if all(u is not None for u in uniform) and x.rank in (r + 1, r + 2):
+        # Windows of one size at one stride in every dim (sizes that divide,
+        # or 15 to 7: 3 wide, every 2): the pool node (its indices,
+        # max_pool's).
+        xb, unbatch = _as_batched(g, x, r + 2)
+        kernel = tuple(u[0] for u in uniform)
+        pooled = g.pool(xb, fn, kernel, tuple(u[1] for u in uniform), (0,) * r)
+        if fn == "avg":
+            return unbatch(pooled), None
+        return unbatch(pooled), unbatch(g.pool_indices(xb, pooled))
+    dt = x.dtype
+    if not dt.is_float:
+        raise LoweringError(f"adaptive {fn} pooling of {dt.numpy} tensors")
+    cur = g.cast(x, DType.f32) if dt.is_half else x
+    positions: list[Node] = []  # the chosen positions in the dims pooled so far, outer first
+    for j in reversed(range(r)):
+        axis = x.rank - r + j
+        idx, length = _adaptive_windows(spatial[j], out[j])
+        along = (out[j],) + (1,) * (x.rank - 1 - axis)  # broadcasts along axis
+
+        def at(values: np.ndarray, dtype: DType, along: tuple = along) -> Node:
+            return g.reshape(g.constant(values, dtype), along)
+
+        best = best_pos = None
+        best_carried: list[Node] = []
+        for k in range(idx.shape[0]):
+            where_k = g.constant(idx[k], DType.i64)
+            v = g.take(cur, where_k, axis, "clip")
+            if fn == "avg":
+                inside = k < length
+                if not inside.all():
+                    v = g.where(at(inside, DType.bool), v, g.scalar(0, v.dtype))
+                best = v if best is None else g.binary("add", best, v)
+                continue
+            carried = [g.take(p, where_k, axis, "clip") for p in positions]
+            pos = at(idx[k], DType.i64)
+            if best is None:
+                best, best_pos, best_carried = v, pos, carried
+                continue
+            take_it = g.binary("or", g.binary("gt", v, best), g.binary("ne", v, v))
+            best = g.where(take_it, v, best)
+            best_pos = g.where(take_it, pos, best_pos)
+            best_carried = [g.where(take_it, a, b)
+                            for a, b in zip(carried, best_carried, strict=True)]
+        if fn == "avg":
+            best = g.binary("div", best, at(length.astype(np.float32), DType.f32))
+        else:
+            positions = [g.broadcast_to(best_pos, best.shape), *best_carried]
+        cur = best
+    values = g.cast(cur, dt) if dt.is_half else cur
+    if fn == "avg":
+        return values, None
+    flat = None
+    for j, p in enumerate(positions):  # outer dim first
+        stride = math.prod(spatial[j + 1:])
+        term = g.binary("mul", p, g.scalar(stride, DType.i64)) if stride != 1 else p
+        flat = term if flat is None else g.binary("add", flat, term)
+    return values, flat
+
+
 @_op("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
 def _adaptive_max_pool(c: _Ctx, x: Node, output_size: list) -> tuple:
-    """Adaptive max pooling whose output size divides the input's in every
-    dim: the max pool with windows of ``in / out`` (its indices as
-    ``max_pool``'s, positions in the input plane); windows of different
-    sizes are left to eager."""
-    spatial = tuple(x.shape[2:])
-    out = tuple(int(o) for o in output_size)
-    if len(out) != len(spatial) or not all(isinstance(i, int) and o > 0 and i % o == 0
-                                           for i, o in zip(spatial, out, strict=True)):
-        raise LoweringError(f"adaptive max pooling of {spatial} to {out}: only output sizes "
-                            "that divide the input's are supported")
-    kernel = tuple(i // o for i, o in zip(spatial, out, strict=True))
-    pooled = c.g.pool(x, "max", kernel, kernel, (0,) * len(kernel), (1,) * len(kernel))
-    return (pooled, c.g.pool_indices(x, pooled))
+    """Adaptive max pooling (:func:`_adaptive_pool`): the values and their
+    positions in the input's pooled dims."""
+    return _adaptive_pool(c, x, output_size, "max")
+
+
+@_op("_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "adaptive_avg_pool1d")
+def _adaptive_avg_pool(c: _Ctx, x: Node, output_size: list) -> Node:
+    """Adaptive average pooling (:func:`_adaptive_pool`)."""
+    return c.finish(_adaptive_pool(c, x, output_size, "avg")[0])
 
 
 @_op("avg_pool2d", "avg_pool3d")
@@ -1638,6 +1740,9 @@ def lower(gm: torch.fx.GraphModule) -> LoweredGraph:
     g.set_outputs(graph_outs)
     if seeds.node is not None and g.inputs[-1] is not seeds.node:
         raise LoweringError("internal: the seed is not the graph's last input")
+    # Results of ATen ops that nothing reads (max pooling's indices, the
+    # saved statistics of a batch norm at inference) are not computed.
+    g = g.pruned()
     return LoweredGraph(g, tensor_args, symbol_args, outputs,
                         single_output=not isinstance(out_spec, (tuple, list)), ops=ops,
                         seeded=seeds.node is not None)
