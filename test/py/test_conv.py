@@ -303,22 +303,30 @@ def test_unused_pool_indices_are_not_computed(indices):
     assert fns == (["max", "argmax"] if indices else ["max"])
 
 
+@pytest.mark.parametrize("kind", ["pool", "depthwise"])
 @pytest.mark.parametrize("cpu", ["skylake-avx512", "znver4", "haswell"])
-def test_pool_rows_vectorize_without_gathers(cpu):
-    """A 2 x 2 average of 14 x 14 planes, serial kernel for ``cpu``: the
-    loops over planes and output rows carry llvm.loop.vectorize.enable =
-    false, and the optimized kernel reads with plain (strided) vector loads.
-    Without the metadata, LLVM 22 vectorized the 7 output rows of a plane
-    on AVX-512 targets as masked gathers and scatters: 5x slower than
-    inductor on one thread."""
+def test_window_rows_vectorize_without_gathers(cpu, kind):
+    """A 2 x 2 average of 14 x 14 planes, and a depthwise 3 x 3 convolution
+    of 7 x 7 planes, serial kernels for ``cpu``: the loops over planes and
+    output rows carry llvm.loop.vectorize.enable = false, and the optimized
+    kernel reads with plain (strided) vector loads. Without the metadata,
+    LLVM 22 vectorized the 7 output rows of a plane on AVX-512 targets as
+    masked gathers and scatters: 5x slower than inductor on one thread."""
+    import numpy as np
+
     from llvmaccel import crossrun
     from llvmaccel.graph import DType, Graph
 
     if crossrun.available("x86_64"):
         pytest.skip(crossrun.available("x86_64"))
     g = Graph()
-    x = g.input("x", (4, 8, 14, 14), DType.f32)
-    g.set_outputs([g.pool(x, "avg", (2, 2), (2, 2), (0, 0))])
+    if kind == "pool":
+        x = g.input("x", (4, 8, 14, 14), DType.f32)
+        g.set_outputs([g.pool(x, "avg", (2, 2), (2, 2), (0, 0))])
+    else:
+        x = g.input("x", (4, 8, 7, 7), DType.f32)
+        w = g.constant(np.ones((8, 1, 3, 3), np.float32), DType.f32)
+        g.set_outputs([g.conv(x, w, None, (1, 1), (1, 1), (1, 1), groups=8)])
     prog = crossrun.compile_for(g, "x86_64", cpu)
     assert '!"llvm.loop.vectorize.enable", i1 false' in prog.kernel.ir
     assert "masked.gather" not in prog.optimized_ir and "masked.scatter" not in prog.optimized_ir

@@ -85,7 +85,30 @@ class ConvEmitter(MatmulEmitter):
         out_ch, group_ch = node.shape[1], w.shape[1]
         per_group = out_ch // node.attrs["groups"]  # type: ignore[operator]
         taps = dim_op("mul", group_ch, shape_numel(node.attrs["kernel"]))
-        with self.planes(node, dim_op("mul", shape_numel(node.shape), taps)) as (n, oc):
+        work = dim_op("mul", shape_numel(node.shape), taps)
+        if isinstance(taps, int) and taps <= POOL_UNROLL_TAPS and \
+                "lhs_dilation" not in node.attrs:
+            # Few taps (a depthwise convolution): each output's products
+            # summed in a register, its taps unrolled, as a pool's.
+            with self.planes(node, work, vectorize=False) as (n, oc):
+                ws = self._conv_taps(node, bw, oc)
+                b = self.load(bb, oc) if bb is not None else zero
+                group = self.op(f"udiv i64 {oc}, {per_group}", "i")
+                first = self.imul(group, str(group_ch))
+                planes = [[n, self.iadd(first, str(c))] for c in range(group_ch)]
+
+                def finish(oidx: list[str], window: list, n: str = n, oc: str = oc,
+                           ws: list[str] = ws, b: str = b, planes: list = planes) -> None:
+                    acc = b
+                    reads = (v for plane in planes
+                             for v in self._window_reads(bx, x, plane, window, zero))
+                    for wv, v in zip(ws, reads, strict=True):
+                        acc = self.op(f"fadd {t} {acc}, {self.op(f'fmul {t} {wv}, {v}')}")
+                    self.store(out, self.linear([n, oc] + oidx, node.shape), acc)
+
+                self._window_outputs(node, 0, [], [], finish)
+            return
+        with self.planes(node, work) as (n, oc):
             self.fill_plane(node, out, [n, oc], self.load(bb, oc) if bb is not None else zero)
             group = self.op(f"udiv i64 {oc}, {per_group}", "i")
             first = self.imul(group, str(group_ch))
@@ -100,6 +123,14 @@ class ConvEmitter(MatmulEmitter):
                     self.store(out, off, self.op(f"fadd {t} {self.load(out, off)}, {prod}"))
 
                 self._window(node, out, bx, 0, [n, oc], [n, ic], [], zero, weight, update)
+
+    def _conv_taps(self, node: Node, bw: Buffer, oc: str) -> list[str]:
+        """The weights of output channel ``oc``, input channel by input
+        channel, each kernel in row-major order (loaded once per plane)."""
+        w = node.inputs[1]
+        return [self.load(bw, self.linear([oc, str(c)] + [str(k) for k in taps], w.shape))
+                for c in range(w.shape[1])
+                for taps in itertools.product(*(range(k) for k in node.attrs["kernel"]))]
 
     def emit_conv_gemm(self, node: Node, out: Buffer) -> None:
         """``out[n, g] = W_g @ im2col(x[n, g])`` for each image ``n`` and
@@ -275,7 +306,8 @@ class ConvEmitter(MatmulEmitter):
         work = dim_op("mul", shape_numel(node.shape), shape_numel(node.attrs["kernel"]))
         if shape_numel(node.attrs["kernel"]) <= POOL_UNROLL_TAPS:
             with self.planes(node, work, vectorize=False) as (n, c):
-                self._pool_dim(node, out, bx, [n, c], 0, [], [])
+                self._window_outputs(node, 0, [], [], lambda oidx, taps, nc=[n, c]:
+                                     self._pool_output(node, out, bx, nc, oidx, taps))
             return
         with self.planes(node, work) as (n, c):
             self.fill_plane(node, out, [n, c], fill)
@@ -287,15 +319,17 @@ class ConvEmitter(MatmulEmitter):
                     div = self.op(f"sitofp i64 {size} to {t}")
                     self.store(out, off, self.op(f"fdiv {t} {self.load(out, off)}, {div}"))
 
-    def _pool_dim(self, node: Node, out: Buffer, bx: Buffer, nc: list[str], d: int,
-                  oidx: list[str], taps: list[list[tuple[str, str | None]]]) -> None:
-        """The output loops of spatial dim ``d`` of a pool whose taps are
-        unrolled (nested: the later dims'); ``taps`` holds, per earlier dim,
-        each tap's input index and whether it lies in the input (None: it
-        does). The last dim's outputs are three loops: those whose windows
-        lie wholly in the input, with no check (their loads a strided,
-        vectorizable sequence), between the outputs before and after, whose
-        taps are checked."""
+    def _window_outputs(self, node: Node, d: int, oidx: list[str],
+                        taps: list[list[tuple[str, str | None]]],
+                        finish: Callable[[list[str], list], None]) -> None:
+        """The output loops of spatial dim ``d`` of a sliding window whose
+        taps are unrolled (nested: the later dims'), and ``finish(output
+        index, taps)`` for each output; ``taps`` holds, per dim, each tap's
+        input index and whether it lies in the input (None: it does). The
+        last dim's outputs are three loops: those whose windows lie wholly
+        in the input, with no check (their loads a strided, vectorizable
+        sequence), between the outputs before and after, whose taps are
+        checked."""
         x = node.inputs[0]
         rank = x.rank - 2
         osize, isize = self.dim(node.shape[2 + d]), self.dim(x.shape[2 + d])
@@ -319,8 +353,8 @@ class ConvEmitter(MatmulEmitter):
             # 7 x 7 plane on AVX-512 targets, once the row loop inside was
             # unrolled); the rows' own loops are the ones to vectorize.
             with self.loop(osize, hint="o", vectorize=False) as o:
-                self._pool_dim(node, out, bx, nc, d + 1, oidx + [o],
-                               taps + [dim_taps(o, True)])
+                self._window_outputs(node, d + 1, oidx + [o], taps + [dim_taps(o, True)],
+                                     finish)
             return
         a = node.attrs
         s, dl = a["stride"][d], a["dilation"][d]
@@ -333,26 +367,33 @@ class ConvEmitter(MatmulEmitter):
         for begin, stop, checked in (("0", first, True), (first, end, False),
                                      (end, osize, True)):
             with self.loop(stop, start=begin, hint="o") as o:
-                self._pool_output(node, out, bx, nc, oidx + [o], taps + [dim_taps(o, checked)])
+                finish(oidx + [o], taps + [dim_taps(o, checked)])
 
-    def _pool_output(self, node: Node, out: Buffer, bx: Buffer, nc: list[str],
-                     oidx: list[str], taps: list[list[tuple[str, str | None]]]) -> None:
-        """One output of a pool: its window's taps in row-major order, each
-        read where it lies in the input (padding reads as -inf for the max,
-        0 for the average), summed or compared in a register."""
-        x = node.inputs[0]
-        t, fn = node.dtype.llvm, node.attrs["fn"]
-        fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
-        # The average starts from 0 as PyTorch's sum does (0 + -0.0 is 0).
-        acc = None if fn == "max" else fill
+    def _window_reads(self, bx: Buffer, x: Node, plane: list[str],
+                      taps: list[list[tuple[str, str | None]]], fill: str) -> Iterator[str]:
+        """The input values of one output's window, taps in row-major order:
+        ``x[plane, tap]``, or ``fill`` for a tap outside the input."""
+        t = x.dtype.llvm
         for window in itertools.product(*taps):
-            v = self.load(bx, self.linear(nc + [i for i, _ in window], x.shape))
+            v = self.load(bx, self.linear(plane + [i for i, _ in window], x.shape))
             oks = [ok for _, ok in window if ok is not None]
             if oks:
                 ok = oks[0]
                 for other in oks[1:]:
                     ok = self.op(f"and i1 {ok}, {other}", "c")
                 v = self.op(f"select i1 {ok}, {t} {v}, {t} {fill}")
+            yield v
+
+    def _pool_output(self, node: Node, out: Buffer, bx: Buffer, nc: list[str],
+                     oidx: list[str], taps: list[list[tuple[str, str | None]]]) -> None:
+        """One output of a pool: its window's taps in row-major order (padding
+        reads as -inf for the max, 0 for the average), summed or compared in
+        a register."""
+        t, fn = node.dtype.llvm, node.attrs["fn"]
+        fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
+        # The average starts from 0 as PyTorch's sum does (0 + -0.0 is 0).
+        acc = None if fn == "max" else fill
+        for v in self._window_reads(bx, node.inputs[0], nc, taps, fill):
             if acc is None:
                 acc = v
             elif fn == "max":
