@@ -1147,7 +1147,11 @@ def _adaptive_pool(c: _Ctx, x: Node, output_size: list, fn: str) -> tuple[Node, 
         raise LoweringError(f"adaptive {fn} pooling of {dt.numpy} tensors")
     cur = g.cast(x, DType.f32) if dt.is_half else x
     positions: list[Node] = []  # the chosen positions in the dims pooled so far, outer first
-    for j in reversed(range(r)):
+    # The average takes the outer dims first: the gathers along the last
+    # dim (its window positions are not a stride) then read the fewest
+    # elements. The max takes the inner ones first: that order composes
+    # each dim's first greatest into the window's first in row-major order.
+    for j in (range(r) if fn == "avg" else reversed(range(r))):
         axis = x.rank - r + j
         idx, length = _adaptive_windows(spatial[j], out[j])
         along = (out[j],) + (1,) * (x.rank - 1 - axis)  # broadcasts along axis
@@ -1155,7 +1159,7 @@ def _adaptive_pool(c: _Ctx, x: Node, output_size: list, fn: str) -> tuple[Node, 
         def at(values: np.ndarray, dtype: DType, along: tuple = along) -> Node:
             return g.reshape(g.constant(values, dtype), along)
 
-        best = best_pos = None
+        best = best_pos = chosen = None
         best_carried: list[Node] = []
         for k in range(idx.shape[0]):
             where_k = g.constant(idx[k], DType.i64)
@@ -1166,13 +1170,18 @@ def _adaptive_pool(c: _Ctx, x: Node, output_size: list, fn: str) -> tuple[Node, 
                     v = g.where(at(inside, DType.bool), v, g.scalar(0, v.dtype))
                 best = v if best is None else g.binary("add", best, v)
                 continue
+            # The values: a NaN-propagating maximum (what the choice below
+            # gives, without its comparisons: at inference nobody reads the
+            # positions, and Graph.pruned drops them and their values).
             carried = [g.take(p, where_k, axis, "clip") for p in positions]
             pos = at(idx[k], DType.i64)
             if best is None:
-                best, best_pos, best_carried = v, pos, carried
+                best = chosen = v
+                best_pos, best_carried = pos, carried
                 continue
-            take_it = g.binary("or", g.binary("gt", v, best), g.binary("ne", v, v))
-            best = g.where(take_it, v, best)
+            best = g.binary("maximum", best, v)
+            take_it = g.binary("or", g.binary("gt", v, chosen), g.binary("ne", v, v))
+            chosen = g.where(take_it, v, chosen)
             best_pos = g.where(take_it, pos, best_pos)
             best_carried = [g.where(take_it, a, b)
                             for a, b in zip(carried, best_carried, strict=True)]
