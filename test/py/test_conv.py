@@ -405,3 +405,27 @@ def test_bf16_convolutions_match_eager():
         with torch.no_grad():
             torch.testing.assert_close(fast(x, w).float(), fn(x, w).float(), rtol=2e-2,
                                        atol=2e-2)
+
+
+@pytest.mark.parametrize("cpu", ["skylake-avx512", "znver4"])
+def test_short_rows_vectorize_without_gathers(cpu):
+    """A loop nest over rows of 9 elements (rows picked by a take, 4 of 10
+    per plane: not one flat loop): its outer loops carry
+    llvm.loop.vectorize.enable = false, so that LLVM vectorizes each
+    unrolled row rather than 8 rows at a time as gathers and scatters (the
+    choice LLVM 22 made on AVX-512 targets: adaptive average pooling of
+    10 x 9 planes ran 6x slower serially than on two threads)."""
+    import numpy as np
+
+    from llvmaccel import crossrun
+    from llvmaccel.graph import DType, Graph
+
+    if crossrun.available("x86_64"):
+        pytest.skip(crossrun.available("x86_64"))
+    g = Graph()
+    x = g.input("x", (256, 10, 9), DType.f32)
+    rows = g.constant(np.array([0, 3, 6, 9]), DType.i64)
+    g.set_outputs([g.binary("mul", g.take(x, rows, 1, "clip"), g.scalar(0.5, DType.f32))])
+    prog = crossrun.compile_for(g, "x86_64", cpu)
+    assert '!"llvm.loop.vectorize.enable", i1 false' in prog.kernel.ir
+    assert "masked.gather" not in prog.optimized_ir and "masked.scatter" not in prog.optimized_ir
