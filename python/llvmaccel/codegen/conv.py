@@ -58,13 +58,14 @@ from .parallel import product_work
 GEMM_MIN_DEPTH = 16
 GEMM_MIN_OUT = 8
 
-# A pooling window of at most POOL_UNROLL_TAPS taps is summed (or compared)
-# in registers, one output at a time, its taps unrolled; larger windows add
-# tap by tap into the output plane. (Tap by tap, a 2 x 2 average of 14 x 14
-# planes ran 5x slower on one thread than PyTorch's inductor: the 7 x 7
-# plane's loops unrolled whole, and the SLP vectorizer made gathers and
-# scatters of its columns.)
-POOL_UNROLL_TAPS = 64
+# A pooling window, or a direct convolution's window over its group's input
+# channels, of at most WINDOW_UNROLL_TAPS taps is summed (or compared) in
+# registers, one output at a time, its taps unrolled; larger windows add tap
+# by tap into the output plane. (Tap by tap, a 2 x 2 average of 14 x 14
+# planes ran 5x slower on one thread than PyTorch's inductor: LLVM unrolled
+# the 7-output rows whole and the loop vectorizer made gathers and scatters
+# of the rows.)
+WINDOW_UNROLL_TAPS = 64
 
 
 class ConvEmitter(MatmulEmitter):
@@ -86,7 +87,7 @@ class ConvEmitter(MatmulEmitter):
         per_group = out_ch // node.attrs["groups"]  # type: ignore[operator]
         taps = dim_op("mul", group_ch, shape_numel(node.attrs["kernel"]))
         work = dim_op("mul", shape_numel(node.shape), taps)
-        if isinstance(taps, int) and taps <= POOL_UNROLL_TAPS and \
+        if isinstance(taps, int) and taps <= WINDOW_UNROLL_TAPS and \
                 "lhs_dilation" not in node.attrs:
             # Few taps (a depthwise convolution): each output's products
             # summed in a register, its taps unrolled, as a pool's.
@@ -304,7 +305,7 @@ class ConvEmitter(MatmulEmitter):
             self.store(out, off, new)
 
         work = dim_op("mul", shape_numel(node.shape), shape_numel(node.attrs["kernel"]))
-        if shape_numel(node.attrs["kernel"]) <= POOL_UNROLL_TAPS:
+        if shape_numel(node.attrs["kernel"]) <= WINDOW_UNROLL_TAPS:
             with self.planes(node, work, vectorize=False) as (n, c):
                 self._window_outputs(node, 0, [], [], lambda oidx, taps, nc=[n, c]:
                                      self._pool_output(node, out, bx, nc, oidx, taps))
