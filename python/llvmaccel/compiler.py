@@ -455,7 +455,7 @@ class CompiledGraph:
         key = _tensor_signature(tensors)
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
-            return self._run(tuple(tensors), None)
+            return self._run_checked(tuple(tensors), None, key)
         return self._run_plan(plan, tensors)
 
     def sync_threads(self) -> None:
@@ -478,6 +478,12 @@ class CompiledGraph:
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
             return self._run_plan(plan, inputs)
+        return self._run_checked(inputs, symbols, key)
+
+    def _run_checked(self, inputs: tuple, symbols: dict[str, int] | None,
+                     key: tuple | None) -> list[Any]:
+        """A call of a signature with no plan: checked and converted
+        (:meth:`_call`); its plan kept under ``key`` (None: not plannable)."""
         outs, plan = self._call(inputs, symbols)
         if key is not None:  # checked: the next call of this signature skips bind
             # (and the conversions: its inputs are contiguous already)

@@ -297,6 +297,12 @@ class ConvEmitter(MatmulEmitter):
         bx = self.operand_buffer(x, "pool operand")
         t, fn = node.dtype.llvm, node.attrs["fn"]
         fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
+        work = dim_op("mul", shape_numel(node.shape), shape_numel(node.attrs["kernel"]))
+        if shape_numel(node.attrs["kernel"]) <= WINDOW_UNROLL_TAPS:
+            with self.planes(node, work, vectorize=False) as (n, c):
+                self._window_outputs(node, 0, [], [], lambda oidx, taps, nc=[n, c]:
+                                     self._pool_output(node, out, bx, nc, oidx, taps, fill))
+            return
 
         def update(off: str, v: str, _: str) -> None:
             old = self.load(out, off)
@@ -304,12 +310,6 @@ class ConvEmitter(MatmulEmitter):
                 self.op(f"fadd {t} {old}, {v}")
             self.store(out, off, new)
 
-        work = dim_op("mul", shape_numel(node.shape), shape_numel(node.attrs["kernel"]))
-        if shape_numel(node.attrs["kernel"]) <= WINDOW_UNROLL_TAPS:
-            with self.planes(node, work, vectorize=False) as (n, c):
-                self._window_outputs(node, 0, [], [], lambda oidx, taps, nc=[n, c]:
-                                     self._pool_output(node, out, bx, nc, oidx, taps))
-            return
         with self.planes(node, work) as (n, c):
             self.fill_plane(node, out, [n, c], fill)
             self._window(node, out, bx, 0, [n, c], [n, c], [], fill, lambda k: "", update)
@@ -339,11 +339,10 @@ class ConvEmitter(MatmulEmitter):
         def dim_taps(o: str, checked: bool) -> list[tuple[str, str | None]]:
             result = []
             for k in range(ksize):
-                i = self.window_index(node, d, o, str(k))
                 if not checked:
-                    result.append((i, None))
+                    result.append((self.window_index(node, d, o, str(k)), None))
                     continue
-                ok = self.op(f"icmp ult i64 {i}, {isize}", "c")
+                i, ok = self.window_source(node, d, o, str(k), isize)
                 # An index in the input for the load; the value is not used.
                 result.append((self.op(f"select i1 {ok}, i64 {i}, i64 0", "i"), ok))
             return result
@@ -386,12 +385,12 @@ class ConvEmitter(MatmulEmitter):
             yield v
 
     def _pool_output(self, node: Node, out: Buffer, bx: Buffer, nc: list[str],
-                     oidx: list[str], taps: list[list[tuple[str, str | None]]]) -> None:
+                     oidx: list[str], taps: list[list[tuple[str, str | None]]],
+                     fill: str) -> None:
         """One output of a pool: its window's taps in row-major order (padding
-        reads as -inf for the max, 0 for the average), summed or compared in
-        a register."""
+        reads as ``fill``: -inf for the max, 0 for the average), summed or
+        compared in a register."""
         t, fn = node.dtype.llvm, node.attrs["fn"]
-        fill = _fconst(float("-inf"), node.dtype) if fn == "max" else _const(0, node.dtype)
         # The average starts from 0 as PyTorch's sum does (0 + -0.0 is 0).
         acc = None if fn == "max" else fill
         for v in self._window_reads(bx, node.inputs[0], nc, taps, fill):

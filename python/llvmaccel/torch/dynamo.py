@@ -403,6 +403,10 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         all(kind == "tensor" for kind, _ in outputs)
     picks = tuple(v for _, v in outputs) if plain else ()
 
+    def pick(results: list[Any]) -> Any:
+        """The runner's result of a plain graph's kernel results."""
+        return results[picks[0]] if single else tuple(results[v] for v in picks)
+
     def run(*args: Any) -> Any:
         if listed and len(args) == 1 and isinstance(args[0], list):
             args = tuple(args[0])
@@ -410,8 +414,7 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         if seeded:
             tensors.append(draw_seed())
         if plain:
-            results = compiled.call_tensors(tensors)
-            return results[picks[0]] if single else tuple(results[v] for v in picks)
+            return pick(compiled.call_tensors(tensors))
         symbols = {name: int(args[i]) for name, i in symbol_args}
         results = compiled(*tensors, symbols=symbols) if lowered.graph.outputs else []
         env = compiled.bind(tuple(tensors), symbols) if has_int else {}
@@ -443,9 +446,8 @@ def _runner(lowered: LoweredGraph, compiled: CompiledGraph) -> Callable[..., Any
         def run_boxed(args: list[Any]) -> Any:
             """``run(*args)`` in aot_autograd's boxed convention (it may
             clear ``args``: the inputs are read before)."""
-            results = compiled.call_tensors(args if every and len(args) == len(tensor_args)
-                                            else [args[i] for i in tensor_args])
-            return results[picks[0]] if single else tuple(results[v] for v in picks)
+            return pick(compiled.call_tensors(args if every and len(args) == len(tensor_args)
+                                              else [args[i] for i in tensor_args]))
 
         run_boxed._boxed_call = True  # type: ignore[attr-defined]
         run_boxed.compiled = compiled  # type: ignore[attr-defined]
