@@ -31,8 +31,12 @@ Sets (``--sets``, comma-separated):
     squeeze-and-excite) none of llvmaccel's kernels was tuned on.
 
 Every variant's output is checked against eager's before timing. Within a
-round every variant runs once, the order rotated by one each round; per
-variant the median over the rounds is reported (``--rounds``, default 7).
+round every variant runs once, in a seeded random order, each timing right
+after an untimed call of the same variant (``run.interleaved``: with
+several threads, a call right after another framework's measured that
+framework's spinning OpenMP workers; a rotation gave each variant always
+the same predecessor); per variant the median over the rounds is reported
+(``--rounds``, default 7).
 ``--threads N`` gives PyTorch (and llvmaccel's BLAS calls) N threads.
 
 Results: ``bench/results/frontends-models.json`` (one entry per host and
@@ -210,19 +214,20 @@ def encoder(d: int, heads: int, ff: int, layers: int) -> nn.Module:
 # --- harness --------------------------------------------------------------------
 
 
-def rotated_medians(fns: dict[str, Callable[[int], object]], rounds: int) -> dict[str, list]:
-    """Times every ``fns[k](call)`` once per round, the order rotated by one
-    variant per round; returns the times in ms per variant."""
-    names = list(fns)
-    times: dict[str, list[float]] = {k: [] for k in names}
-    call = 0
-    for r in range(rounds):
-        for k in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
-            fns[k](call)
-            times[k].append((time.perf_counter() - t0) * 1e3)
-            call += 1
-    return times
+def interleaved_medians(fns: dict[str, Callable[[int], object]], rounds: int) -> dict[str, list]:
+    """Times every ``fns[k](call)`` once per round (:func:`run.interleaved`:
+    a seeded random order per round, each timing after an untimed call of
+    the same variant); returns the times in ms per variant."""
+    calls = {"n": 0}
+
+    def time_one(k: str, r: int) -> float:
+        t0 = time.perf_counter()
+        fns[k](calls["n"])
+        ms = (time.perf_counter() - t0) * 1e3
+        calls["n"] += 1
+        return ms
+
+    return base.interleaved(list(fns), rounds, time_one, lambda k, r: fns[k](calls["n"] + 1))
 
 
 def summary(name: str, times: dict[str, list], base_key: str, **extra: object) -> dict:
@@ -270,7 +275,7 @@ def bench_grad(name: str, model: nn.Module, pool: list[tuple], rounds: int) -> d
             assert isinstance(out, torch.Tensor)
             close(out.detach(), ref, torch.float32)
             fn(1)
-        times = rotated_medians(fns, rounds)
+        times = interleaved_medians(fns, rounds)
         ex_grad = lt.explain(model, *pool[0], grad=True)
         ex = lt.explain(model, *pool[0])
     return summary(name, times, "eager/no_grad", fully_compiled=ex.fully_compiled,
@@ -309,7 +314,7 @@ def bench_train(name: str, model: nn.Module, pool: list[tuple], rounds: int,
                 close(p.detach(), ref[pname].detach(), torch.float32)
         for k in variants:
             step(k, 1)
-        times = rotated_medians({k: (lambda i, k=k: step(k, i)) for k in variants}, rounds)
+        times = interleaved_medians({k: (lambda i, k=k: step(k, i)) for k in variants}, rounds)
     import llvmaccel.torch as lt
 
     x, _ = pool[0]
@@ -338,7 +343,7 @@ def bench_infer(name: str, model: nn.Module, pool: list[tuple], rounds: int,
             first[k] = time.perf_counter() - t0
             close(out, ref, dtype)
             fn(*pool[1 % len(pool)])
-        times = rotated_medians({k: (lambda i, fn=fn: fn(*pool[i % len(pool)]))
+        times = interleaved_medians({k: (lambda i, fn=fn: fn(*pool[i % len(pool)]))
                                  for k, fn in fns.items()}, rounds)
         ex = lt.explain(model, *pool[0])
     return summary(name, times, "eager", dtype=str(dtype).removeprefix("torch."),
@@ -448,7 +453,7 @@ def set_markdown(set_name: str, entry: dict) -> str:
     lines = [f"### {TITLES[set_name]}", "", f"Reproduce: `{meta['command']}`", "",
              f"{meta['date']}, {meta['cpu']}, {meta['threads']} thread(s), torch "
              f"{meta['torch']}, LLVM {meta['llvm']}; median of {meta['rounds']} "
-             "rotated rounds. Load average (1/5/15 min) at start "
+             "interleaved rounds. Load average (1/5/15 min) at start "
              f"{meta['load_average'][:3]}, at end {meta['load_average'][3:]}.", "",
              "| model | variant | median ms | vs baseline |", "|---|---|---:|---:|"]
     notes = []

@@ -172,6 +172,35 @@ def test_jax_control_markdown_keeps_earlier_runs():
     assert "two, CPU, 2 threads," in text and "new, CPU, 1 thread," in text
 
 
+def test_interleaved_timings_follow_their_own_variant():
+    """Every timed call of the frontends' harness comes right after an
+    untimed call of the same variant (never after another framework's,
+    whose OpenMP workers may still spin), every round times each variant
+    once, and the rounds do not all take the same order."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "bench/frontends"))
+    spec = importlib.util.spec_from_file_location("frontends_run",
+                                                  ROOT / "bench/frontends/run.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    log: list[tuple[str, str, int]] = []
+    names = ["llvmaccel", "llvmaccel-noaccel", "eager", "inductor"]
+
+    def time_one(k, r):
+        log.append(("time", k, r))
+        return float(r)
+
+    times = mod.interleaved(names, 12, time_one, lambda k, r: log.append(("settle", k, r)))
+    assert times == {k: [float(r) for r in range(12)] for k in names}
+    for i, (what, k, r) in enumerate(log):
+        if what == "time":
+            assert log[i - 1] == ("settle", k, r)
+    orders = {tuple(k for what, k, rr in log if what == "time" and rr == r) for r in range(12)}
+    assert len(orders) > 1 and all(sorted(o) == sorted(names) for o in orders)
+
+
 def test_verify_markdown_keeps_hand_sections(tmp_path):
     """bench/verify/run.py replaces only its own part of verify.md: sections
     written after it (per host, by hand) stay, and a file without the markers
