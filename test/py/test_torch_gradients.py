@@ -25,8 +25,10 @@ GRAD_OPS = [
     # CNN and sequence ops
     "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.batch_norm",
     "nn.functional.max_pool2d", "nn.functional.avg_pool2d",
-    "nn.functional.adaptive_avg_pool2d", "cumsum", "cumprod", "sort", "topk",
-    "scatter_add", "index_put",
+    "nn.functional.adaptive_avg_pool1d", "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.adaptive_avg_pool3d", "nn.functional.adaptive_max_pool1d",
+    "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool3d",
+    "cumsum", "cumprod", "sort", "topk", "scatter_add", "index_put",
 ]
 SAMPLES = 2
 
@@ -301,3 +303,45 @@ def test_pooling_gradients_compile(shape, cfg):
         yb.backward(cot)
         torch.testing.assert_close(ya, yb)
         torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-5, atol=1e-6)
+
+
+_ADAPTIVE = {
+    "avg2d": (lambda t: nn.functional.adaptive_avg_pool2d(t, (4, 5)), (2, 3, 10, 9)),
+    "avg2d_larger": (lambda t: nn.functional.adaptive_avg_pool2d(t, (7, 3)), (2, 3, 5, 9)),
+    "avg2d_global": (lambda t: nn.functional.adaptive_avg_pool2d(t, 1), (2, 3, 7, 7)),
+    "avg1d": (lambda t: nn.functional.adaptive_avg_pool1d(t, 4), (2, 3, 15)),
+    "avg3d": (lambda t: nn.functional.adaptive_avg_pool3d(t, (2, 3, 4)), (2, 2, 5, 7, 9)),
+    "avg2d_unbatched": (lambda t: nn.functional.adaptive_avg_pool2d(t, 3), (3, 7, 7)),
+    "max2d": (lambda t: nn.functional.adaptive_max_pool2d(t, (4, 5)), (2, 3, 10, 9)),
+    "max1d": (lambda t: nn.functional.adaptive_max_pool1d(t, 4), (2, 3, 15)),
+    "max3d": (lambda t: nn.functional.adaptive_max_pool3d(t, (2, 3, 4)), (2, 2, 5, 7, 9)),
+    "max2d_unbatched": (lambda t: nn.functional.adaptive_max_pool2d(t, 3), (3, 7, 7)),
+    "max2d_ties": (lambda t: nn.functional.adaptive_max_pool2d(t.round(), (3, 4)),
+                   (2, 3, 8, 9)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("case", sorted(_ADAPTIVE))
+def test_adaptive_pooling_gradients_compile(case, dtype):
+    """Adaptive pooling's gradients (decompositions.adaptive_avg_pool*_backward:
+    the windows' averaging matrices, transposed, one product per dim;
+    adaptive_max_pool*_backward: a scatter_add at the forward's indices, so
+    windows that chose one position add up there) are eager's, for uneven,
+    overlapping and larger-than-input windows, 1-3 dims, batched or not, ties
+    included, with no op run eagerly."""
+    fn, shape = _ADAPTIVE[case]
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(3)).to(dtype)
+    torch._dynamo.reset()
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ya = torch.compile(fn, backend="llvmaccel")(xa)
+        cot = torch.randn(ya.shape, generator=torch.Generator().manual_seed(7)).to(dtype)
+        ya.backward(cot)
+    assert not [str(w.message) for w in caught if "eagerly" in str(w.message)]
+    yb = fn(xb)
+    yb.backward(cot)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype is torch.bfloat16 else {}
+    torch.testing.assert_close(ya, yb, **tol)
+    torch.testing.assert_close(xa.grad, xb.grad, **tol)

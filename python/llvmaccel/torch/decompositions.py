@@ -23,6 +23,12 @@ logsumexp of the scaled scores, which its backward
 core entry returns the attention weights in its place (a (B, H, L, S)
 tensor read as (B, H, L): wrong gradients for every attention weight in
 training). In inference the logsumexp is dead code and costs nothing.
+
+The gradients of average pooling (``avg_pool2d_backward``: each window's
+share spread by ``col2im``) and of adaptive pooling
+(``_adaptive_avg_pool{2,3}d_backward``: the windows' averaging matrices,
+transposed, one product per dim; ``adaptive_max_pool{2,3}d_backward``: a
+``scatter_add`` at the forward's indices) have no entry in PyTorch's table.
 """
 
 from __future__ import annotations
@@ -300,6 +306,74 @@ def avg_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor, kernel_size:
     return spread.reshape(*lead, *size)
 
 
+def _adaptive_average_matrix(size: int, out: int) -> torch.Tensor:
+    """``[out, size]`` float32: row ``o`` averages adaptive window ``o`` of a
+    dim of ``size`` pooled to ``out`` (``[floor(o * size / out), ceil((o + 1)
+    * size / out))``, the windows of ``F.adaptive_avg_pool*d``)."""
+    o = torch.arange(out)
+    start = torch.div(o * size, out, rounding_mode="floor")
+    end = torch.div((o + 1) * size + out - 1, out, rounding_mode="floor")
+    i = torch.arange(size)
+    inside = (i[None, :] >= start[:, None]) & (i[None, :] < end[:, None])
+    return inside.to(torch.float32) / (end - start)[:, None].to(torch.float32)
+
+
+def _adaptive_avg_pool_backward(spatial: int, grad_output: torch.Tensor,
+                                x: torch.Tensor) -> torch.Tensor:
+    """Adaptive average pooling's gradient over the last ``spatial`` dims.
+    The pooling is separable, ``out = A_1 x A_2^T`` per plane with ``A_d``
+    the averaging matrix of dim ``d``'s windows
+    (:func:`_adaptive_average_matrix`), so the gradient is ``A_1^T g A_2``:
+    one small product per dim, for windows of every size (overlapping,
+    uneven, an output larger than the input). Accumulated in float32,
+    returned in the input's dtype."""
+    g = grad_output.to(torch.float32)
+    for d in range(1, spatial + 1):
+        a = _adaptive_average_matrix(x.shape[-d], grad_output.shape[-d])
+        g = torch.matmul(g.movedim(-d, -1), a).movedim(-1, -d)
+    return g.to(x.dtype)
+
+
+def adaptive_avg_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``aten._adaptive_avg_pool2d_backward`` (1-d pooling included: ATen
+    pools 1-d inputs as 2-d), see :func:`_adaptive_avg_pool_backward`."""
+    return _adaptive_avg_pool_backward(2, grad_output, x)
+
+
+def adaptive_avg_pool3d_backward(grad_output: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """``aten._adaptive_avg_pool3d_backward``, see
+    :func:`_adaptive_avg_pool_backward`."""
+    return _adaptive_avg_pool_backward(3, grad_output, x)
+
+
+def _adaptive_max_pool_backward(spatial: int, grad_output: torch.Tensor, x: torch.Tensor,
+                                indices: torch.Tensor) -> torch.Tensor:
+    """Adaptive max pooling's gradient over the last ``spatial`` dims: each
+    output's gradient added at the position of its plane its index names
+    (``scatter_add``: windows that chose one position add up there),
+    accumulated in float32 as in PyTorch's decomposition of max pooling's
+    gradient."""
+    planes = math.prod(x.shape[:-spatial])
+    g = grad_output.reshape(planes, -1).to(torch.float32)
+    where = indices.reshape(planes, -1)
+    acc = torch.zeros(planes, math.prod(x.shape[-spatial:]), dtype=torch.float32)
+    return acc.scatter_add(1, where, g).to(x.dtype).reshape(x.shape)
+
+
+def adaptive_max_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor,
+                                 indices: torch.Tensor) -> torch.Tensor:
+    """``aten.adaptive_max_pool2d_backward`` (1-d pooling included), see
+    :func:`_adaptive_max_pool_backward`."""
+    return _adaptive_max_pool_backward(2, grad_output, x, indices)
+
+
+def adaptive_max_pool3d_backward(grad_output: torch.Tensor, x: torch.Tensor,
+                                 indices: torch.Tensor) -> torch.Tensor:
+    """``aten.adaptive_max_pool3d_backward``, see
+    :func:`_adaptive_max_pool_backward`."""
+    return _adaptive_max_pool_backward(3, grad_output, x, indices)
+
+
 def bernoulli_p(x: torch.Tensor, p: float, *, generator: object = None
                 ) -> torch.Tensor | object:
     """``torch.bernoulli(x, p)`` (``x.bernoulli_(p)`` once functionalized:
@@ -320,7 +394,11 @@ def llvmaccel_decompositions() -> dict[object, Callable[..., object]]:
             aten.kthvalue.default: kthvalue, aten.median.dim: median_dim,
             aten.median.default: median,
             aten.convolution_backward.default: convolution_backward,
-            aten.avg_pool2d_backward.default: avg_pool2d_backward}
+            aten.avg_pool2d_backward.default: avg_pool2d_backward,
+            aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
+            aten._adaptive_avg_pool3d_backward.default: adaptive_avg_pool3d_backward,
+            aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
+            aten.adaptive_max_pool3d_backward.default: adaptive_max_pool3d_backward}
 
 
 def random_decompositions() -> dict[object, Callable[..., object]]:
