@@ -342,6 +342,41 @@ def test_kernel_structure():
     assert not small.parallel and "parallel" not in small.ir
 
 
+@pytest.mark.parametrize("name", ["softmax", "matmul_relu", "sum_first", "layer_norm"])
+def test_large_kernels_keep_the_spmd_body_alone(monkeypatch, name):
+    """A kernel whose serial body would exceed ``MAX_SERIAL_LINES`` is
+    emitted without it (LLVM's time grows faster than a body's size): its
+    entry runs the SPMD body on one thread where it would have called the
+    serial kernel (1 thread, or too little work), with the serial kernel's
+    results; index errors still raise."""
+    x = torch.randn(BIG)
+    blas.set_num_threads(1)
+    ref = torch.compile(OPS[name], backend="llvmaccel", dynamic=False)(x)
+    small = torch.randn(8, 16)
+    small_ref = torch.compile(OPS[name], backend="llvmaccel", dynamic=False)(small) \
+        if name != "matmul_relu" else None
+    monkeypatch.setattr(parallel, "MAX_SERIAL_LINES", 0)
+    g = _graph_elementwise(1 << 19, lambda g, x: g.unary("tanh", x))
+    k = generate(g)
+    assert k.parallel and "@llvmaccel_main.spmd" in k.ir and "@llvmaccel_main.serial" not in k.ir
+    torch._dynamo.reset()
+    for n, out in zip((1, 2), _both(OPS[name], x), strict=True):
+        assert torch.equal(out, ref), n
+    if small_ref is not None:  # below MIN_WORK: one thread of the SPMD body
+        torch._dynamo.reset()
+        blas.set_num_threads(2)
+        assert torch.equal(torch.compile(OPS[name], backend="llvmaccel",
+                                         dynamic=False)(small), small_ref)
+    torch._dynamo.reset()
+    c = torch.compile(lambda t, i: torch.tanh(F.embedding(i, t)) + 1, backend="llvmaccel")
+    t, i = torch.randn(1000, 256), torch.randint(0, 1000, (4096,))
+    blas.set_num_threads(1)
+    torch.testing.assert_close(c(t, i), torch.tanh(F.embedding(i, t)) + 1)
+    i[3000] = 5000
+    with pytest.raises((KernelIndexError, IndexError)):
+        c(t, i)
+
+
 def test_kernels_calling_the_library_run_in_segments(monkeypatch):
     """A parallel kernel that calls the BLAS library runs in segments
     (``llvmaccel_parallel_run_segmented``): its library step is marked as

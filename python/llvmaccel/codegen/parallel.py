@@ -10,7 +10,9 @@ entry ``@<name>``::
 The entry reads the thread count (``llvmaccel_parallel_threads``, set from
 Python before each call: :func:`llvmaccel.blas.num_threads`, capped at
 :func:`max_threads`) and calls ``@<name>.serial`` when it is 1 or when no loop
-nest reaches :data:`MIN_WORK` elements; else it stores its arguments in a
+nest reaches :data:`MIN_WORK` elements (a kernel whose serial body would
+exceed :data:`MAX_SERIAL_LINES` has none: it runs its SPMD body on one
+thread then); else it stores its arguments in a
 struct and has the runtime (``llvmaccel_parallel_run``, bindings/Parallel.cpp:
 GNU OpenMP's threads where the process has loaded libgomp, else llvmaccel's
 pool; ``llvmaccel_parallel_run_segmented`` for a kernel that calls the BLAS
@@ -94,6 +96,15 @@ MIN_WORK = 1 << 17
 #: 34 us), and in the body of a scan (an RNN cell's 8 x 256 @ 256 x 256
 #: each step) 25% slower.
 MACS_PER_ELEMENT = 16
+
+#: Lines of IR above which a kernel keeps its SPMD body alone, run on one
+#: thread where it would have called the serial kernel: the optimizer's
+#: time grows faster than a function's size (MobileNetV3-Small's training
+#: step: a forward of 135k lines per body, a backward of 440k; LLVM's O3
+#: pipeline spent ~100 s on the two kernels' four bodies), and beside a
+#: body that large, one thread's hand-off through the runtime (a lock, no
+#: wake-up) is nothing.
+MAX_SERIAL_LINES = 60_000
 
 #: Chunks of a parallel loop nest per thread: threads claim them as they
 #: come, so a thread the OS preempts (a loaded machine) holds back a
@@ -231,11 +242,16 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
     big = d.op(f"icmp sge i64 {work}, {MIN_WORK}", "c")
     multi = d.op(f"icmp sgt i64 {nt}, 1", "c")
     go = d.op(f"and i1 {big}, {multi}", "c")
-    d.line(f"br i1 {go}, label %pool, label %serial")
-    d.start_block("serial")
-    args = ", ".join(f"{t} {n}" for t, n in zip(types, names, strict=True))
-    d.line(f"%rs = call i32 @{name}.serial({args})")
-    d.line("ret i32 %rs")
+    keep_serial = len(serial.lines) <= MAX_SERIAL_LINES
+    if keep_serial:
+        d.line(f"br i1 {go}, label %pool, label %serial")
+        d.start_block("serial")
+        args = ", ".join(f"{t} {n}" for t, n in zip(types, names, strict=True))
+        d.line(f"%rs = call i32 @{name}.serial({args})")
+        d.line("ret i32 %rs")
+    else:  # the SPMD body on one thread instead
+        nt = d.op(f"select i1 {go}, i64 {nt}, i64 1", "nt")
+        d.line("br label %pool")
     d.start_block("pool")
     d.line(f"%ctx = alloca {ctx_t}")
     for k, (t, n) in enumerate(zip(types, names, strict=True)):
@@ -275,7 +291,7 @@ def dispatch(graph: Graph, name: str, target: TargetInfo, serial: _Function,
         # is a constant the optimizer folds away (no call per step).
         decls.pop("llvmaccel_parallel_yield", None)
         spmd_lines = [_YIELD.sub(r"\1 = add i32 0, 0", ln) for ln in spmd_lines]
-    body_lines = [ln for ln in serial.lines + spmd_lines
+    body_lines = [ln for ln in (serial.lines if keep_serial else []) + spmd_lines
                   if not ln.startswith(("declare ", "@llvm.compiler.used"))]
     out = entry + task + body_lines + sorted(decls.values())
     variants = sorted(serial.e.vector_variants | spmd.e.vector_variants)
