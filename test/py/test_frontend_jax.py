@@ -401,3 +401,19 @@ def test_approx_top_k_and_interior_padding_match_jax_jit():
         for got, want in zip(jax.tree.leaves(lj.jit(fn, fallback=False)(x)),
                              jax.tree.leaves(jax.jit(fn)(x)), strict=True):
             np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+def test_unread_equations_are_not_computed():
+    """make_jaxpr keeps equations whose results nothing reads (an
+    exponential computed and dropped here): the lowered graph leaves them
+    out (``Graph.pruned``), the inputs stay."""
+    def fn(x, y):
+        _ = jnp.exp(x) * 3.0  # computed, never used
+        return x + 1.0
+
+    x, y = np.ones((4, 8), np.float32), np.ones((2,), np.float32)
+    fast = lj.jit(fn)
+    np.testing.assert_allclose(np.asarray(fast(x, y)), x + 1.0)
+    graph = fast.compiled_for(x, y).graph
+    assert not [n for n in graph.nodes if n.op == "unary" and n.attrs.get("fn") == "exp"]
+    assert len(graph.inputs) == 2

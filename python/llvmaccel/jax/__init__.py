@@ -399,6 +399,8 @@ class JitFunction:
                    for k, a in enumerate(arrays)]
             outs = lower_jaxpr(closed, g, ins)
             g.set_outputs(outs)
+            # make_jaxpr keeps equations whose results nothing reads.
+            g = g.pruned()
             entry = _Entry("llvmaccel", None, out_tree, [o.dtype for o in out_leaves], flat_fun,
                            functools.partial(compile_graph, g, self.pipeline, self.auto,
                                              self.inter_op))
