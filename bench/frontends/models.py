@@ -13,10 +13,13 @@ Sets (``--sets``, comma-separated):
     rows must be the same speed.
 ``train``
     One training step (``zero_grad``, forward, MSE loss, ``backward``, an
-    SGD update) of the MLP, the transformer block and a small ResNet, in
-    eager, inductor and llvmaccel (aot_autograd's forward and backward
-    compilers). Each variant trains its own copy of the model from the same
-    weights; before timing, one step of each is checked against eager's.
+    SGD update) of the MLP, the transformer block, a small ResNet and
+    (without ``--quick``) MobileNetV3-Small on 8 x 3 x 96 x 96 images, its
+    dropout left out, in eager, inductor and llvmaccel (aot_autograd's
+    forward and backward compilers). Each variant trains its own copy of
+    the model from the same weights; before timing, one step of each is
+    checked against eager's, and the ops llvmaccel ran eagerly in its
+    forward and backward graphs are listed.
 ``cnn``
     ResNet-18 (the torchvision architecture, written here: torchvision does
     not import beside the pinned torch) on a 1x3x224x224 image and a
@@ -58,6 +61,7 @@ import copy
 import datetime as dt
 import json
 import os
+import re
 import shlex
 import statistics
 import sys
@@ -282,6 +286,20 @@ def bench_grad(name: str, model: nn.Module, pool: list[tuple], rounds: int) -> d
                    fully_compiled_with_grad=ex_grad.fully_compiled)
 
 
+def ran_eagerly(caught: list) -> list[str]:
+    """The ATen ops llvmaccel's warnings say it ran eagerly ("llvmaccel:
+    running eagerly: <node> (<overload>): <reason>; ..."), or ``<graph>``
+    for a graph left whole to eager."""
+    ops: set[str] = set()
+    for w in caught:
+        text = str(w.message)
+        if text.startswith("llvmaccel: running eagerly: "):
+            ops.update(re.findall(r"\((aten\.[\w.]+)\)", text))
+        elif text.startswith("llvmaccel: graph runs eagerly"):
+            ops.add("<graph>")
+    return sorted(ops)
+
+
 def bench_train(name: str, model: nn.Module, pool: list[tuple], rounds: int,
                 lr: float = 1e-3) -> dict:
     """One SGD step per call for eager, inductor and llvmaccel (baseline:
@@ -304,9 +322,11 @@ def bench_train(name: str, model: nn.Module, pool: list[tuple], rounds: int,
         opt.step()
         return loss.detach()
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         losses = {k: step(k, 0) for k in variants}
+        eager_ops = ran_eagerly(caught)
+        warnings.simplefilter("ignore")
         ref = dict(variants["eager"][0].named_parameters())
         for k in ("inductor", "llvmaccel"):
             close(losses[k], losses["eager"], torch.float32)
@@ -319,7 +339,8 @@ def bench_train(name: str, model: nn.Module, pool: list[tuple], rounds: int,
 
     x, _ = pool[0]
     ex = lt.explain(variants["eager"][0], x, grad=True)
-    return summary(name, times, "eager", forward_fully_compiled=ex.fully_compiled)
+    return summary(name, times, "eager", forward_fully_compiled=ex.fully_compiled,
+                   ran_eagerly=eager_ops)
 
 
 def bench_infer(name: str, model: nn.Module, pool: list[tuple], rounds: int,
@@ -377,10 +398,16 @@ def run_train(s: base.Sizes, rounds: int, quick: bool) -> list[dict]:
     blk = (s.block_batch, s.block_seq, s.block_dim)
     img = (4, 3, 32, 32) if not quick else (2, 3, 16, 16)
     small = ResNet((1, 1), width=16, classes=10)
-    return [bench_train("mlp", base.MLP(s), pool((s.mlp_batch, s.mlp_width), (s.mlp_batch, 16)),
+    rows = [bench_train("mlp", base.MLP(s), pool((s.mlp_batch, s.mlp_width), (s.mlp_batch, 16)),
                         rounds),
             bench_train("transformer_block", base.Block(s), pool(blk, blk), rounds),
             bench_train("resnet_small", small, pool(img, (img[0], 10)), rounds)]
+    if not quick:  # its kernels take about 90 s to compile (tiny sizes too)
+        mobile = MobileNetV3Small(classes=10)
+        mobile.head[2] = nn.Identity()  # no dropout: the variants' steps are compared
+        rows.append(bench_train("mobilenet_v3_small", mobile,
+                                pool((8, 3, 96, 96), (8, 10)), rounds))
+    return rows
 
 
 def run_cnn(rounds: int, quick: bool) -> list[dict]:
@@ -467,6 +494,9 @@ def set_markdown(set_name: str, entry: dict) -> str:
                  if f in r]
         if r.get("fallback_ops"):
             facts.append("falling back: " + ", ".join(r["fallback_ops"]))
+        if "ran_eagerly" in r:
+            facts.append("ops run eagerly in the forward and backward graphs: "
+                         + (", ".join(r["ran_eagerly"]) or "none"))
         notes.append(f"- {label}: " + "; ".join(facts))
     lines += [""] + notes + [""]
     return "\n".join(lines)

@@ -211,6 +211,13 @@ _CONVS = {
                 (2, 4, 10, 11)),
     "groups": (lambda: nn.Conv2d(6, 9, 3, padding=1, groups=3), (2, 6, 8, 8)),
     "depthwise": (lambda: nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False), (3, 8, 7, 7)),
+    # depthwise weights' gradients tap by tap (decompositions._depthwise_weight_grad)
+    "depthwise_strided": (lambda: nn.Conv2d(6, 6, 5, stride=2, padding=2, groups=6),
+                          (2, 6, 11, 10)),
+    "depthwise_dilated": (lambda: nn.Conv2d(4, 4, 3, stride=(2, 1), padding=(2, 1),
+                                            dilation=(2, 1), groups=4), (2, 4, 9, 8)),
+    "depthwise_conv1d": (lambda: nn.Conv1d(5, 5, 3, stride=2, padding=1, groups=5), (3, 5, 17)),
+    "depthwise_multiplier": (lambda: nn.Conv2d(4, 8, 3, padding=1, groups=4), (2, 4, 7, 7)),
     "deep": (lambda: nn.Conv2d(64, 64, 3, padding=1, bias=False), (3, 64, 4, 4)),
     "pad_wider_than_kernel": (lambda: nn.Conv2d(2, 3, 2, padding=3), (1, 2, 4, 5)),
     "conv1d": (lambda: nn.Conv1d(4, 5, 3, stride=2, padding=1), (3, 4, 17)),

@@ -210,7 +210,8 @@ def convolution_backward(
     CPU kernels use, in ops llvmaccel lowers: by the input, the transposed
     convolution of ``grad_output`` with the same weights (GEMM, then
     ``col2im``); by the weights, per image and group ``grad_output_g @
-    im2col(input_g)^T`` summed over the images; by the bias, the sum over
+    im2col(input_g)^T`` summed over the images (a depthwise convolution's
+    tap by tap, :func:`_depthwise_weight_grad`); by the bias, the sum over
     images and positions. Transposed and 3-d convolutions are left whole
     (``NotImplemented``: eager PyTorch runs them)."""
     if transposed or input.dim() not in (3, 4):
@@ -233,7 +234,10 @@ def convolution_backward(
                      strict=True)]
         grad_input = torch.ops.aten.convolution(grad_output, weight, None, stride, padding,
                                                 dilation, True, extra, groups)
-    if output_mask[1]:
+    if output_mask[1] and o == groups == c:
+        grad_weight = _depthwise_weight_grad(input, grad_output, kernel, stride, padding,
+                                             dilation)
+    elif output_mask[1]:
         cols = torch.ops.aten.im2col(input, kernel, dilation, padding, stride)
         positions = cols.shape[-1]
         taps = c // groups * math.prod(kernel)
@@ -257,6 +261,33 @@ def convolution_backward(
     if output_mask[2]:
         grad_bias = grad_output.sum((0, 2, 3))
     return grad_input, grad_weight, grad_bias
+
+
+def _depthwise_weight_grad(x: torch.Tensor, grad_output: torch.Tensor, kernel: list[int],
+                           stride: list[int], padding: list[int], dilation: list[int]
+                           ) -> torch.Tensor:
+    """A depthwise convolution's gradient by its weights, tap by tap: tap
+    ``(a, b)``'s is, per channel, the sum over the images and output
+    positions of ``grad_output`` times the input's window of that tap (a
+    strided slice of the padded input), channels outer (a reduction over
+    trailing axes). Nothing the size of the input times the taps is
+    written, as the ``im2col`` copy was. MobileNetV3-Small's training step
+    (8 x 3 x 96 x 96, one thread, Zen 5): backward 33.8 -> 22.4 ms (eager
+    23.1, inductor 22.1), its compilation 101 -> 120 s; taking the taps'
+    positions from index arrays in one loop nest compiled as fast as before
+    but ran the backward in 28 ms (gathers)."""
+    c = x.shape[1]
+    oh, ow = grad_output.shape[2:]
+    padded = F.pad(x, (padding[1], padding[1], padding[0], padding[0]))
+    go = grad_output.transpose(0, 1)
+    taps = []
+    for a in range(kernel[0]):
+        for b in range(kernel[1]):
+            r0, c0 = a * dilation[0], b * dilation[1]
+            window = padded[:, :, r0:r0 + stride[0] * (oh - 1) + 1:stride[0],
+                            c0:c0 + stride[1] * (ow - 1) + 1:stride[1]]
+            taps.append((window.transpose(0, 1) * go).sum((1, 2, 3)))
+    return torch.stack(taps, 1).reshape(c, 1, kernel[0], kernel[1])
 
 
 def _window_lengths(windows: int, k: int, s: int, p: int, size: int,
