@@ -342,31 +342,34 @@ def test_kernel_structure():
     assert not small.parallel and "parallel" not in small.ir
 
 
-@pytest.mark.parametrize("name", ["softmax", "matmul_relu", "sum_first", "layer_norm"])
+@pytest.mark.parametrize("name", ["softmax", "matmul_relu", "sum_last", "layer_norm"])
 def test_large_kernels_keep_the_spmd_body_alone(monkeypatch, name):
     """A kernel whose serial body would exceed ``MAX_SERIAL_LINES`` is
     emitted without it (LLVM's time grows faster than a body's size): its
     entry runs the SPMD body on one thread where it would have called the
-    serial kernel (1 thread, or too little work), with the serial kernel's
-    results; index errors still raise."""
+    serial kernel (one thread, or a call whose sizes, known at run time,
+    make too little work), with the serial kernel's results, on 1 and 2
+    threads; index errors still raise."""
+    from llvmaccel import compiler
+
     x = torch.randn(BIG)
+    small = torch.randn(16, 64) if name != "matmul_relu" else None
     blas.set_num_threads(1)
-    ref = torch.compile(OPS[name], backend="llvmaccel", dynamic=False)(x)
-    small = torch.randn(8, 16)
-    small_ref = torch.compile(OPS[name], backend="llvmaccel", dynamic=False)(small) \
-        if name != "matmul_relu" else None
+    serial = torch.compile(OPS[name], backend="llvmaccel", dynamic=True)
+    ref = serial(x)
+    small_ref = serial(small) if small is not None else None
     monkeypatch.setattr(parallel, "MAX_SERIAL_LINES", 0)
-    g = _graph_elementwise(1 << 19, lambda g, x: g.unary("tanh", x))
-    k = generate(g)
-    assert k.parallel and "@llvmaccel_main.spmd" in k.ir and "@llvmaccel_main.serial" not in k.ir
+    compiler.clear_memory_cache()  # its key is the graph's: generate the kernel anew
     torch._dynamo.reset()
-    for n, out in zip((1, 2), _both(OPS[name], x), strict=True):
-        assert torch.equal(out, ref), n
-    if small_ref is not None:  # below MIN_WORK: one thread of the SPMD body
-        torch._dynamo.reset()
-        blas.set_num_threads(2)
-        assert torch.equal(torch.compile(OPS[name], backend="llvmaccel",
-                                         dynamic=False)(small), small_ref)
+    spmd = torch.compile(OPS[name], backend="llvmaccel", dynamic=True)
+    for n in (1, 2):
+        blas.set_num_threads(n)
+        assert torch.equal(spmd(x), ref), n
+        if small is not None:  # below MIN_WORK at run time: one thread
+            assert torch.equal(spmd(small), small_ref), n
+    new = [c.kernel.ir for c in compiler._cache.values()]  # noqa: SLF001
+    assert new and all("@llvmaccel_main.spmd(" in ir and "@llvmaccel_main.serial" not in ir
+                       for ir in new)
     torch._dynamo.reset()
     c = torch.compile(lambda t, i: torch.tanh(F.embedding(i, t)) + 1, backend="llvmaccel")
     t, i = torch.randn(1000, 256), torch.randint(0, 1000, (4096,))
