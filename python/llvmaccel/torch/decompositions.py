@@ -337,16 +337,22 @@ def avg_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor, kernel_size:
     return spread.reshape(*lead, *size)
 
 
-def _adaptive_average_matrix(size: int, out: int) -> torch.Tensor:
-    """``[out, size]`` float32: row ``o`` averages adaptive window ``o`` of a
-    dim of ``size`` pooled to ``out`` (``[floor(o * size / out), ceil((o + 1)
-    * size / out))``, the windows of ``F.adaptive_avg_pool*d``)."""
+def _accumulator(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a gradient of ``dtype`` is summed in: float32 for the half
+    types, else its own."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _adaptive_average_matrix(size: int, out: int, dtype: torch.dtype) -> torch.Tensor:
+    """``[out, size]``: row ``o`` averages adaptive window ``o`` of a dim of
+    ``size`` pooled to ``out`` (``[floor(o * size / out), ceil((o + 1) *
+    size / out))``, the windows of ``F.adaptive_avg_pool*d``)."""
     o = torch.arange(out)
     start = torch.div(o * size, out, rounding_mode="floor")
     end = torch.div((o + 1) * size + out - 1, out, rounding_mode="floor")
     i = torch.arange(size)
     inside = (i[None, :] >= start[:, None]) & (i[None, :] < end[:, None])
-    return inside.to(torch.float32) / (end - start)[:, None].to(torch.float32)
+    return inside.to(dtype) / (end - start)[:, None].to(dtype)
 
 
 def _adaptive_avg_pool_backward(spatial: int, grad_output: torch.Tensor,
@@ -356,11 +362,12 @@ def _adaptive_avg_pool_backward(spatial: int, grad_output: torch.Tensor,
     the averaging matrix of dim ``d``'s windows
     (:func:`_adaptive_average_matrix`), so the gradient is ``A_1^T g A_2``:
     one small product per dim, for windows of every size (overlapping,
-    uneven, an output larger than the input). Accumulated in float32,
-    returned in the input's dtype."""
-    g = grad_output.to(torch.float32)
+    uneven, an output larger than the input). Half types are accumulated in
+    float32."""
+    acc = _accumulator(x.dtype)
+    g = grad_output.to(acc)
     for d in range(1, spatial + 1):
-        a = _adaptive_average_matrix(x.shape[-d], grad_output.shape[-d])
+        a = _adaptive_average_matrix(x.shape[-d], grad_output.shape[-d], acc)
         g = torch.matmul(g.movedim(-d, -1), a).movedim(-1, -d)
     return g.to(x.dtype)
 
@@ -381,14 +388,15 @@ def _adaptive_max_pool_backward(spatial: int, grad_output: torch.Tensor, x: torc
                                 indices: torch.Tensor) -> torch.Tensor:
     """Adaptive max pooling's gradient over the last ``spatial`` dims: each
     output's gradient added at the position of its plane its index names
-    (``scatter_add``: windows that chose one position add up there),
-    accumulated in float32 as in PyTorch's decomposition of max pooling's
+    (``scatter_add``: windows that chose one position add up there), half
+    types in float32 as in PyTorch's decomposition of max pooling's
     gradient."""
     planes = math.prod(x.shape[:-spatial])
-    g = grad_output.reshape(planes, -1).to(torch.float32)
+    acc = _accumulator(x.dtype)
+    g = grad_output.reshape(planes, -1).to(acc)
     where = indices.reshape(planes, -1)
-    acc = torch.zeros(planes, math.prod(x.shape[-spatial:]), dtype=torch.float32)
-    return acc.scatter_add(1, where, g).to(x.dtype).reshape(x.shape)
+    total = torch.zeros(planes, math.prod(x.shape[-spatial:]), dtype=acc)
+    return total.scatter_add(1, where, g).to(x.dtype).reshape(x.shape)
 
 
 def adaptive_max_pool2d_backward(grad_output: torch.Tensor, x: torch.Tensor,
